@@ -1,0 +1,1 @@
+"""Offline advisory database: sources (NVIDIA CSAF, OSV, curated), versions, bundle, matching."""

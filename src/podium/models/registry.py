@@ -1,0 +1,21 @@
+"""Names for ``podium schema``: model name -> 'module:Class'. Add a line when you add a boundary model."""
+
+from __future__ import annotations
+
+import importlib
+
+MODELS: dict[str, str] = {
+    "NodeFacts": "podium.models.facts:NodeFacts",
+    "ComponentFact": "podium.models.facts:ComponentFact",
+    "CheckResult": "podium.models.results:CheckResult",
+    "Finding": "podium.models.results:CheckResult",
+    "RunRecord": "podium.models.run:RunRecord",
+    "AuditReport": "podium.audit.report:AuditReport",
+    "AdvisoryBundle": "podium.advisories.model:AdvisoryBundle",
+    "AdvisoryQueryResult": "podium.advisories.model:QueryResult",
+}
+
+
+def load_model(name: str):
+    module, cls = MODELS[name].split(":")
+    return getattr(importlib.import_module(module), cls)
