@@ -131,7 +131,9 @@ class LocalRunner:
             f"# command: {out.command}\n# host: {out.host}\n# started: {out.started_at.isoformat()}\n"
             f"# returncode: {out.returncode}\n# error: {out.error}\n# duration_s: {out.duration_s}\n"
         )
-        path.write_text(redact(header + "# --- stdout ---\n" + out.stdout + "# --- stderr ---\n" + out.stderr))
+        path.write_text(
+            redact(header + "# --- stdout ---\n" + out.stdout + "# --- stderr ---\n" + out.stderr)
+        )
         out.raw_path = str(Path(self.raw_dir.name) / fname)
 
 
@@ -141,7 +143,9 @@ class ReplayRunner:
     Unknown commands are 'not found', like a missing tool on a real node.
     """
 
-    def __init__(self, outputs: Mapping[str, str], files: Mapping[str, str] | None = None, host: str = "replay"):
+    def __init__(
+        self, outputs: Mapping[str, str], files: Mapping[str, str] | None = None, host: str = "replay"
+    ):
         self.outputs = dict(outputs)
         self.files = dict(files or {})
         self.host = host

@@ -73,6 +73,8 @@ def done(code: ExitCode | int) -> None:
 
 
 FAIL_ON_OPTION = typer.Option(
-    FailOn.high, "--fail-on", help="Exit 1 when a finding is at or above this severity ('never' to always exit 0)."
+    FailOn.high,
+    "--fail-on",
+    help="Exit 1 when a finding is at or above this severity ('never' to always exit 0).",
 )
 JSON_OPTION = typer.Option(False, "--json", help="Print only machine-readable JSON on stdout.")

@@ -46,31 +46,27 @@ _register()
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; expected errors print one line and exit 2, unexpected ones exit 3."""
+    """Run the CLI; expected errors print one line and exit 2, unexpected ones exit 3.
+
+    Typer's standalone mode already turns usage errors into exit 2 with a message.
+    """
+    import os
+
     from podium.errors import ExitCode, PodiumError
 
     try:
-        app(args=argv, prog_name="podium", standalone_mode=False)
-    except SystemExit as e:  # typer.Exit inside standalone_mode=False surfaces as return value
-        return int(e.code or 0)
+        app(args=argv, prog_name="podium")
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except PodiumError as e:
         print(f"podium: error: {e}", file=sys.stderr)
         return int(e.exit_code)
     except KeyboardInterrupt:
         print("podium: interrupted; finished steps are kept, re-run with --resume", file=sys.stderr)
         return 130
-    except Exception as e:  # noqa: BLE001 - the one place that turns crashes into exit 3
-        import click
-
-        if isinstance(e, click.exceptions.Exit):
-            return int(e.exit_code)
-        if isinstance(e, click.exceptions.Abort):
-            return 130
-        if isinstance(e, click.ClickException):
-            e.show()
-            return int(ExitCode.BAD_INPUT)
+    except Exception as e:  # the one place that turns crashes into exit 3
         print(f"podium: internal error: {type(e).__name__}: {e}", file=sys.stderr)
-        if "PODIUM_DEBUG" in __import__("os").environ:
+        if os.environ.get("PODIUM_DEBUG"):
             raise
         return int(ExitCode.INTERNAL)
     return 0

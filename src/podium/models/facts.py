@@ -20,7 +20,9 @@ class ComponentFact(BaseModel):
     visible: bool = Field(description="Whether podium could see this component at all")
     source_command: str | None = Field(None, description="Command (or file) the version came from")
     reason: str | None = Field(None, description="Why it is not visible, or caveats")
-    details: dict[str, Any] = Field(default_factory=dict, description="Extra facts, e.g. product line, branch")
+    details: dict[str, Any] = Field(
+        default_factory=dict, description="Extra facts, e.g. product line, branch"
+    )
 
 
 class NodeFacts(BaseModel):
@@ -34,7 +36,9 @@ class NodeFacts(BaseModel):
     collector_version: str
     method: str = Field("local", description="local | slurm | k8s | file")
     components: list[ComponentFact] = Field(default_factory=list)
-    gpus: list[dict[str, Any]] = Field(default_factory=list, description="Per-GPU identity: name, uuid, bus id")
+    gpus: list[dict[str, Any]] = Field(
+        default_factory=list, description="Per-GPU identity: name, uuid, bus id"
+    )
     labels: dict[str, str] = Field(default_factory=dict, description="Scheduler labels: partition, node pool")
 
     def component(self, name: str) -> ComponentFact | None:

@@ -21,7 +21,9 @@ class CheckResult(BaseModel):
     severity: Severity = Severity.NONE
     category: str = Field("security", description="Rubric category this result feeds")
     host: str | None = Field(None, description="Node or endpoint the result is about")
-    subject: str | None = Field(None, description="Component or object checked, e.g. 'nvidia-driver 535.104.05'")
+    subject: str | None = Field(
+        None, description="Component or object checked, e.g. 'nvidia-driver 535.104.05'"
+    )
     evidence: list[Evidence] = Field(default_factory=list)
     remediation: str | None = None
     references: list[str] = Field(default_factory=list)
