@@ -36,9 +36,9 @@ def _root(
 
 def _register() -> None:
     # One line per command group; each module exposes `register(app)`.
-    from podium.cli import schema
+    from podium.cli import audit, facts, schema
 
-    for module in (schema,):
+    for module in (schema, facts, audit):
         module.register(app)
 
 

@@ -1,0 +1,1 @@
+"""The version audit: node facts graded against the offline advisory bundle."""

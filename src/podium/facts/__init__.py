@@ -1,0 +1,1 @@
+"""Node facts: one collector per component, parsing kept apart from running commands."""

@@ -1,0 +1,1 @@
+"""Render check results: table (Rich), Markdown, SARIF 2.1.0. JSON is the models themselves."""
