@@ -55,6 +55,30 @@ def parse_fanout_stdout(text: str, source: str) -> tuple[list[NodeFacts], list[s
     return facts, problems
 
 
+def unlabel_srun_output(text: str) -> str:
+    """Reassemble ``srun --label`` output: one JSON document per task, whatever chunks srun printed."""
+    import re
+
+    per_task: dict[int, list[str]] = {}
+    other: list[str] = []
+    for line in text.splitlines():
+        m = re.match(r"^\s*(\d+): ?(.*)$", line)
+        if m:
+            per_task.setdefault(int(m.group(1)), []).append(m.group(2))
+        elif line.strip():
+            other.append(line)
+    docs = []
+    for task in sorted(per_task):
+        pieces = per_task[task]
+        joined = "".join(pieces)
+        try:
+            json.loads(joined)
+            docs.append(joined)
+        except json.JSONDecodeError:
+            docs.extend(pieces)  # several real lines: report each, bad ones become problems
+    return "\n".join(docs + other)
+
+
 def collect_slurm(
     runner: CommandRunner,
     nodes: str | None = None,
@@ -63,7 +87,8 @@ def collect_slurm(
     python: str | None = None,
 ) -> tuple[list[NodeFacts], list[str]]:
     """One task per node through srun. ``nodes`` is a Slurm nodelist (n[1-4]) or a count."""
-    argv = ["srun", "--ntasks-per-node=1", "--kill-on-bad-exit=0", "--immediate=60"]
+    # --label: srun otherwise interleaves the tasks' long JSON lines at arbitrary byte boundaries
+    argv = ["srun", "--ntasks-per-node=1", "--kill-on-bad-exit=0", "--immediate=60", "--label"]
     if nodes and nodes.isdigit():
         argv += ["-N", nodes]
     elif nodes:
@@ -77,7 +102,11 @@ def collect_slurm(
     out = runner.run(argv, timeout=timeout, name="srun-facts")
     if not out.ran:
         raise InputError("--slurm", out.why_not())
-    facts, problems = parse_fanout_stdout(out.stdout, "srun")
+    facts, problems = parse_fanout_stdout(unlabel_srun_output(out.stdout), "srun")
+    if not facts:  # nothing came back at all: a usage problem (bad nodelist, no partition), not a finding
+        raise InputError(
+            "--nodes" if nodes else "--slurm", out.why_not() if out.returncode else "no node printed facts"
+        )
     for f in facts:
         f.method = "slurm"
     if out.returncode != 0:
