@@ -25,7 +25,12 @@ class AffectedRange(BaseModel):
     introduced: str | None = Field(None, description="First affected version (None = from the start)")
     fixed: str | None = Field(None, description="First fixed version on this line; None = no fix")
     last_affected: str | None = None
+    limit: str | None = Field(
+        None, description="Exclusive upper bound that is not a fix (a Go module path's major version)"
+    )
     versions: list[str] = Field(default_factory=list, description="Explicitly listed affected versions")
+    package: str | None = Field(None, description="Upstream package name (OSV), e.g. 'k8s.io/kubelet'")
+    text: str | None = Field(None, description="The upstream prose this range was read from (NVIDIA)")
 
 
 class Advisory(BaseModel):
@@ -36,11 +41,14 @@ class Advisory(BaseModel):
     id: str = Field(description="Primary id: CVE id for NVIDIA, OSV id otherwise")
     aliases: list[str] = Field(default_factory=list)
     title: str = ""
-    severity: str = Field("none", description="critical|high|medium|low|none")
+    description: str = ""
+    cwes: list[str] = Field(default_factory=list)
+    severity: str = Field("none", description="critical|high|medium|low|none|unknown (no score upstream)")
     cvss: float | None = None
     cvss_vector: str | None = None
     published: datetime | None = None
     source: str = Field(description="Bulletin id (e.g. 'NVIDIA-5630') or OSV id")
+    sources: list[str] = Field(default_factory=list, description="Every source that describes it")
     source_url: str | None = None
     components: list[str] = Field(default_factory=list)
     ranges: list[AffectedRange] = Field(default_factory=list)
@@ -56,6 +64,7 @@ class SourceRecord(BaseModel):
     commit: str | None = None
     records: int
     advisories: int
+    date: str | None = Field(None, description="Date of the upstream commit (from SOURCES.md)")
 
 
 class UnparsedItem(BaseModel):
@@ -92,6 +101,7 @@ class AdvisoryMatch(BaseModel):
     severity: str
     cvss: float | None = None
     fixed_in: str | None = Field(None, description="First fix on the same line, or null when none")
+    no_fix_on_line: bool = Field(False, description="True when no fix exists on the queried line")
     source: str
     source_url: str | None = None
     references: list[str] = Field(default_factory=list)

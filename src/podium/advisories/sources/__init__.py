@@ -1,0 +1,1 @@
+"""Upstream advisory sources: NVIDIA PSIRT CSAF, OSV feeds, hand-curated OSV records."""
