@@ -202,7 +202,7 @@ def build_bundle(
         sources.append(
             SourceRecord(
                 name=name,
-                path=str(path),
+                path="podium/data/advisories/curated" if name == "curated" else folder,
                 commit=commits.get(name) or commit,
                 records=records,
                 advisories=len(advs),

@@ -13,6 +13,9 @@ MODELS: dict[str, str] = {
     "AuditReport": "podium.audit.report:AuditReport",
     "AdvisoryBundle": "podium.advisories.model:AdvisoryBundle",
     "AdvisoryQueryResult": "podium.advisories.model:QueryResult",
+    "Advisory": "podium.advisories.model:Advisory",
+    "AffectedRange": "podium.advisories.model:AffectedRange",
+    "AdvisoryMatch": "podium.advisories.model:AdvisoryMatch",
 }
 
 

@@ -99,8 +99,8 @@ def _driver_platform(arch: str, product_line: str) -> str:
         return "windows"
     if a.startswith("linux"):
         return "linux"
-    if "azure stack" in a:
-        return "windows"
+    if "azure" in a or "windows server" in a:
+        return "windows"  # Azure Stack HCI / Azure Local / Windows Server hosts
     # Hypervisor hosts (XenServer, vSphere, RHEL KVM, Ubuntu, Nutanix): the vGPU manager runs on the host.
     return "any" if product_line in ("vgpu-host", "cloud-gaming") else "linux"
 
@@ -474,7 +474,7 @@ def _range(
             # Cloud gaming rows name no branch; the fixed version's major is its branch.
             anchor = fixed or parsed.last_affected
             line = f"R{anchor.split('.')[0]}" if anchor and place.product_line != "cloud-gaming" else None
-        elif place.platform == "linux" and fixed and f"R{fixed.split('.')[0]}" != line:
+        elif place.platform != "windows" and fixed and f"R{fixed.split('.')[0]}" != line:
             miss(cve, f"{where}: fixed {f.text if f else fixed!r}", f"fixed version is not on branch {line}")
             return None
     elif comp.line_rule == "firmware" and fixed:
