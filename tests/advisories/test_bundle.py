@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import gzip
-from collections import Counter
 import shutil
+from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -35,7 +35,14 @@ def test_build_from_fixture_subset(fixture_bundle) -> None:
     b = fixture_bundle
     assert b.version == "2026.08.21"  # newest source commit date (go-vulndb, from SOURCES.md)
     by_name = {s.name: s for s in b.sources}
-    assert list(by_name) == ["nvidia-psirt", "curated", "go-vulndb", "ghsa", "kubernetes-cve-feed", "ubuntu-slurm"]
+    assert list(by_name) == [
+        "nvidia-psirt",
+        "curated",
+        "go-vulndb",
+        "ghsa",
+        "kubernetes-cve-feed",
+        "ubuntu-slurm",
+    ]
     assert by_name["nvidia-psirt"].commit == "dbb4ada053156ea7f41a15229c7b85e2380b3b87"
     assert (by_name["nvidia-psirt"].records, by_name["nvidia-psirt"].advisories) == (7, 36)
     assert by_name["go-vulndb"].commit == "a752ea54fd1b989d208a270aeef772f55a36b87a"
@@ -65,9 +72,11 @@ def test_merge_keeps_one_advisory_per_vulnerability(fixture_bundle) -> None:
     nct = next(a for a in fixture_bundle.advisories if a.id == "CVE-2024-0133")
     assert {"GO-2024-3237", "GHSA-f748-7hpg-88ch"} <= set(nct.aliases)
     assert nct.source == "NVIDIA-5582"
-    assert sorted((r.component, r.fixed, r.text is not None) for r in nct.ranges if r.component == "nvidia-container-toolkit") == [
-        ("nvidia-container-toolkit", "1.16.2", True)
-    ]
+    assert sorted(
+        (r.component, r.fixed, r.text is not None)
+        for r in nct.ranges
+        if r.component == "nvidia-container-toolkit"
+    ) == [("nvidia-container-toolkit", "1.16.2", True)]
 
 
 @pytest.mark.parametrize("source", ["nvidia-psirt", "osv/ghsa", "osv/kubernetes-cve-feed"])

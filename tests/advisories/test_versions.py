@@ -63,7 +63,13 @@ def test_equal(eco: str, a: str, b: str) -> None:
 
 @pytest.mark.parametrize(
     ("eco", "bad"),
-    [("nvidia-driver", "abc"), ("nvidia-driver", "535.x"), ("go", "1.2.3.4.5"), ("debian", "x1.0"), ("generic", "")],
+    [
+        ("nvidia-driver", "abc"),
+        ("nvidia-driver", "535.x"),
+        ("go", "1.2.3.4.5"),
+        ("debian", "x1.0"),
+        ("generic", ""),
+    ],
 )
 def test_unparsable(eco: str, bad: str) -> None:
     with pytest.raises(VersionError):
@@ -83,7 +89,9 @@ def test_driver_branch_and_lines() -> None:
     assert debian_upstream("1:0.5.15-4ubuntu0.1") == "0.5.15"
 
 
-_ident = st.from_regex(r"[0-9A-Za-z]{1,6}", fullmatch=True).filter(lambda s: not (s.isdigit() and s.startswith("0") and s != "0"))
+_ident = st.from_regex(r"[0-9A-Za-z]{1,6}", fullmatch=True).filter(
+    lambda s: not (s.isdigit() and s.startswith("0") and s != "0")
+)
 _semver = st.builds(
     lambda a, b, c, pre: f"{a}.{b}.{c}" + (f"-{'.'.join(pre)}" if pre else ""),
     st.integers(0, 50),

@@ -57,6 +57,17 @@ class _Prepared:
     cve: str
 
 
+@dataclass
+class _View:
+    """One advisory's ranges that apply to one (component, platform, product line), grouped by line."""
+
+    prep: _Prepared
+    free: list[AffectedRange]
+    by_line: dict[str, list[AffectedRange]]
+    listed: set[str]
+    newest: tuple | None
+
+
 @dataclass(eq=False)
 class BundleIndex:
     """Advisories indexed by component, built once per bundle."""
@@ -67,7 +78,8 @@ class BundleIndex:
     listed_lines: dict[tuple[str, str, str, str], set[str]] = field(default_factory=dict)
     # component -> windows driver branch numbers seen in the bundle
     windows_branches: list[int] = field(default_factory=list)
-    clean_cache: dict[tuple, bool] = field(default_factory=dict)
+    # memo of derived facts (views, candidates, clean versions, lines), keyed by a tuple naming the kind
+    clean_cache: dict[tuple, object] = field(default_factory=dict)
 
 
 _INDEXES: dict[int, BundleIndex] = {}
@@ -172,8 +184,9 @@ def _query_cached(
     findings: list[AdvisoryMatch] = []
     no_fix: list[str] = []
     retired_sources: list[str] = []
-    for prep in idx.by_component.get(comp.name, []):
-        verdict = ctx.evaluate(prep, vkey, vline, dkey)
+    for view in ctx.view():
+        prep = view.prep
+        verdict = ctx.evaluate(view, vkey, vline, dkey)
         if verdict is None:
             continue
         fixed_in, retired = verdict
@@ -271,46 +284,62 @@ class _Ctx:
         return True
 
     def line_of(self, text: str) -> str | None:
+        ck = ("line", self.comp.name, self.platform, text)
+        if ck in self.idx.clean_cache:
+            return self.idx.clean_cache[ck]  # type: ignore[return-value]
         try:
-            return _line_of(self.idx, self.comp, text, self.platform)
+            line = _line_of(self.idx, self.comp, text, self.platform)
         except VersionError:
-            return None
+            line = None
+        self.idx.clean_cache[ck] = line  # type: ignore[assignment]
+        return line
 
-    def evaluate(
-        self, prep: _Prepared, vkey: tuple, vline: str | None, dkey: tuple | None = None
-    ) -> tuple[str | None, bool] | None:
-        """None when not affected; else (fixed_in on this line or None, line-unsupported flag)."""
-        rs = [r for r in prep.ranges if self.applicable(r)]
-        if not rs:
-            return None
-        free = [r for r in rs if r.line is None]
-        lined = [r for r in rs if r.line is not None]
-        hits = [r for r in free if self.contains(r, vkey, dkey)]
-        if not hits and lined:
-            same = [r for r in lined if r.line == vline]
-            if same:
-                hits = [r for r in same if self.contains(r, vkey, dkey)]
-            elif vline is not None:
-                listed: set[str] = set()
-                for r in lined:
+    def view(self) -> list[_View]:
+        """Per advisory, the ranges that apply to this component/platform/product line (cached)."""
+        ck = ("view", self.comp.name, self.platform, self.pl)
+        cached = self.idx.clean_cache.get(ck)
+        if cached is not None:
+            return cached  # type: ignore[return-value]
+        views: list[_View] = []
+        for prep in self.idx.by_component.get(self.comp.name, []):
+            rs = [r for r in prep.ranges if self.applicable(r)]
+            if not rs:
+                continue
+            by_line: dict[str, list[AffectedRange]] = {}
+            listed: set[str] = set()
+            for r in rs:
+                if r.line is not None:
+                    by_line.setdefault(r.line, []).append(r)
                     listed |= self.idx.listed_lines.get(
                         (prep.advisory.source, r.component, self.platform, r.product_line), set()
                     )
-                if vline not in listed and listed:
-                    newest = max(line_sort_key(self.comp, ln) for ln in listed)
-                    if line_sort_key(self.comp, vline) < newest:
-                        return (None, True)
+            newest = max((line_sort_key(self.comp, ln) for ln in listed), default=None)
+            views.append(_View(prep, [r for r in rs if r.line is None], by_line, listed, newest))
+        self.idx.clean_cache[ck] = views  # type: ignore[assignment]
+        return views
+
+    def evaluate(
+        self, view: _View, vkey: tuple, vline: str | None, dkey: tuple | None = None
+    ) -> tuple[str | None, bool] | None:
+        """None when not affected; else (fixed_in on this line or None, line-unsupported flag)."""
+        hits = [r for r in view.free if self.contains(r, vkey, dkey)]
+        if not hits and view.by_line:
+            same = view.by_line.get(vline) if vline is not None else None
+            if same:
+                hits = [r for r in same if self.contains(r, vkey, dkey)]
+            elif vline is not None:
+                if view.listed and vline not in view.listed and line_sort_key(self.comp, vline) < view.newest:
+                    return (None, True)
                 return None
         if not hits:
             return None
         fixes = [r.fixed for r in hits]
         if any(f is None for f in fixes):
             return (None, False)
-        on_line = [
-            f for f in fixes if f is not None and (r_line := self.line_of(f)) == vline and r_line is not None
-        ]
         if vline is None:
             on_line = [f for f in fixes if f is not None]
+        else:
+            on_line = [f for f in fixes if f is not None and self.line_of(f) == vline]
         if not on_line:
             return (None, False)
         # Several ranges of one advisory can hit (two sources, two product rows): the highest fix is the safe one.
@@ -337,7 +366,7 @@ class _Ctx:
             return hit
         vkey = version_key(self.comp.ecosystem, version)
         vline = self.line_of(version)
-        ok = all(self.evaluate(p, vkey, vline) is None for p in self.idx.by_component.get(self.comp.name, []))
+        ok = all(self.evaluate(v, vkey, vline) is None for v in self.view())
         self.idx.clean_cache[ck] = ok
         return ok
 
