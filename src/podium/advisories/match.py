@@ -216,6 +216,8 @@ def _query_cached(
             f"{vline} is not listed in {', '.join(srcs)} although newer lines are: no fix on this line for "
             f"{len(retired_sources)} CVEs; move to a supported line."
         )
+    if not idx.by_component.get(comp.name):
+        notes.append(f"The bundle has no advisories for {comp.name}: no findings here is not evidence of safety.")
     upgrade_to, line_change = (None, False)
     if findings:
         upgrade_to, line_change = ctx.upgrade(vkey, vline)
