@@ -217,7 +217,9 @@ def _query_cached(
             f"{len(retired_sources)} CVEs; move to a supported line."
         )
     if not idx.by_component.get(comp.name):
-        notes.append(f"The bundle has no advisories for {comp.name}: no findings here is not evidence of safety.")
+        notes.append(
+            f"The bundle has no advisories for {comp.name}: no findings here is not evidence of safety."
+        )
     upgrade_to, line_change = (None, False)
     if findings:
         upgrade_to, line_change = ctx.upgrade(vkey, vline)
