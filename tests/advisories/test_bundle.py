@@ -152,3 +152,30 @@ def test_query_uses_the_given_bundle(fixture_bundle) -> None:
     r = query("nvidia-driver", "535.104.05", bundle=fixture_bundle)
     assert r.upgrade_to == "535.309.01"
     assert r.bundle_version == "2026.08.21"
+
+
+@pytest.mark.parametrize(("version", "branch"), [("535.104.05", "535"), ("580.65.06", "580")])
+def test_driver_findings_match_an_independent_reading_of_product_ids(fixture_bundle, version, branch) -> None:
+    """Cross-check the prose-based ranges against NVIDIA's machine product ids.
+
+    NVIDIA's product ids spell the bound too (``linuxr535_tesla_all_driver_versions_prior_to_535_309_01``);
+    reading those gives the same CVE set as parsing the prose, for branches every bulletin lists.
+    """
+    import json
+    import re
+
+    from podium.advisories.versions import compare
+
+    expected = set()
+    rx = re.compile(rf"linuxr{branch}_tesla_all_drivers?_versions?_prior_to_(\d+)_(\d+)_(\d+)")
+    for path in (FIX / "nvidia-psirt").glob("*/*/*.json"):
+        if path.stem != path.parent.name:
+            continue
+        for vuln in json.loads(path.read_text())["vulnerabilities"]:
+            for pid in vuln["product_status"]["known_affected"]:
+                m = rx.fullmatch(pid)
+                if m and compare("nvidia-driver", version, ".".join(m.groups())) < 0:
+                    expected.add(vuln["cve"])
+    got = {f.id for f in query("nvidia-driver", version, bundle=fixture_bundle).findings}
+    assert expected  # the fixture bulletins do list this branch
+    assert got == expected

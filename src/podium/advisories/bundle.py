@@ -119,11 +119,14 @@ def _merge_group(group: list[Advisory]) -> Advisory:
     ranges: list[AffectedRange] = []
     owner: dict[str, str] = {}
     for a in group:
+        # NVIDIA re-publishes a CVE in a later bulletin with more branches (CVE-2022-42265 in 5415 and
+        # 5520): all NVIDIA bulletins are one source family and their ranges add up.
+        family = "nvidia-psirt" if a.source.startswith("NVIDIA-") else a.source
         for r in a.ranges:
             if r.product_line not in ("any",) and r.ecosystem == "debian":
                 ranges.append(r)
                 continue
-            if owner.setdefault(r.component, a.source) == a.source:
+            if owner.setdefault(r.component, family) == family:
                 ranges.append(r)
     scored = next((a for a in group if a.cvss is not None), None)
     qualitative = next((a for a in group if a.severity != "unknown"), first)

@@ -99,9 +99,8 @@ def index_for(bundle: AdvisoryBundle) -> BundleIndex:
             per.setdefault(r.component, []).append(r)
             if r.line is not None:
                 for plat in _platforms_of(r):
-                    idx.listed_lines.setdefault((adv.source, r.component, plat, r.product_line), set()).add(
-                        r.line
-                    )
+                    key = (r.source or adv.source, r.component, plat, r.product_line)
+                    idx.listed_lines.setdefault(key, set()).add(r.line)
             if r.component == "nvidia-driver" and r.platform == "windows" and r.line:
                 win.add(int(r.line[1:]))
         for comp, rs in per.items():
@@ -211,6 +210,7 @@ def _query_cached(
             no_fix.append(prep.cve)
     findings.sort(key=lambda m: (-SEVERITY_RANK.get(m.severity, 0), -(m.cvss or 0), m.id))
     if retired_sources:
+        # A merged advisory names its first bulletin; the note is about the line, not the bulletin list.
         srcs = sorted(set(retired_sources))
         notes.append(
             f"{vline} is not listed in {', '.join(srcs)} although newer lines are: no fix on this line for "
@@ -315,7 +315,7 @@ class _Ctx:
                 if r.line is not None:
                     by_line.setdefault(r.line, []).append(r)
                     listed |= self.idx.listed_lines.get(
-                        (prep.advisory.source, r.component, self.platform, r.product_line), set()
+                        (r.source or prep.advisory.source, r.component, self.platform, r.product_line), set()
                     )
             newest = max((line_sort_key(self.comp, ln) for ln in listed), default=None)
             views.append(_View(prep, [r for r in rs if r.line is None], by_line, listed, newest))

@@ -31,6 +31,7 @@ class AffectedRange(BaseModel):
     versions: list[str] = Field(default_factory=list, description="Explicitly listed affected versions")
     package: str | None = Field(None, description="Upstream package name (OSV), e.g. 'k8s.io/kubelet'")
     text: str | None = Field(None, description="The upstream prose this range was read from (NVIDIA)")
+    source: str | None = Field(None, description="Bulletin the range comes from when it differs per range")
 
 
 class Advisory(BaseModel):

@@ -411,6 +411,7 @@ def parse_csaf_document(path: Path) -> tuple[list[Advisory], list[UnparsedItem]]
             for a, f in _pair(aff, fix):
                 rng = _range(place, a, f, cve, miss)
                 if rng is not None:
+                    rng.source = source_id
                     ranges.append(rng)
         score, vector = _csaf_score(vuln)
         desc = next((n.get("text", "") for n in vuln.get("notes", []) if n.get("category") == "summary"), "")
