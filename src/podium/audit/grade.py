@@ -45,9 +45,9 @@ class Grader:
         from podium.advisories.bundle import load_default
 
         self.bundle = bundle or load_default()
-        from podium.advisories.components import is_known
+        from podium.advisories.components import find_component
 
-        self._is_known = is_known
+        self._is_known = lambda name: find_component(name) is not None
         self._query = lru_cache(maxsize=65536)(self._query_uncached)
 
     def _query_uncached(self, component: str, version: str, product_line: str | None):
@@ -106,7 +106,17 @@ class Grader:
                 reason=str(e),
                 evidence=[Evidence(summary=f"version {fact.version!r}", value=fact.version, source=source)],
             )
-        return result_from_query(q, facts.host, source)
+        result = result_from_query(q, facts.host, source)
+        distro = fact.details.get("distro_package_version")
+        if distro and result.status in (Status.FAIL, Status.WARN):
+            # Debian/Ubuntu patch old upstream versions in place; the upstream version alone overstates risk.
+            note = (
+                f"distro package {distro}: the distribution may have backported fixes; "
+                "check its security tracker before upgrading"
+            )
+            result.details["notes"] = [*result.details.get("notes", []), note]
+            result.evidence.append(Evidence(summary=note, value=distro, source=source))
+        return result
 
 
 def result_from_query(q, host: str | None, source: Provenance | None) -> CheckResult:

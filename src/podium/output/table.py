@@ -58,10 +58,10 @@ def render_table(report: AuditReport, verbosity: int = 0, color: bool = False, w
         )
         if verbosity >= 1 and rep is not None and rep.details.get("findings"):
             for f in rep.details["findings"]:
-                line = f"  {f['id']} {f['severity']}"
+                line = f"  {finding_label(f)} {f['severity']}"
                 if f.get("cvss") is not None:
                     line += f" (CVSS {f['cvss']})"
-                line += f" fixed in {f.get('fixed_in') or 'no fix on this line'}"
+                line += f": fixed in {f['fixed_in']}" if f.get("fixed_in") else ": no fix on this line"
                 if verbosity >= 2:
                     line += f"  {f.get('source_url') or ''}"
                 table.add_row("", "", "", "", f"[dim]{escape(line)}[/]", *([""] if verbosity >= 1 else []))
@@ -80,6 +80,12 @@ def render_table(report: AuditReport, verbosity: int = 0, color: bool = False, w
     console.print(table)
     s = report.summary
     console.print(f"PASS {s.pass_}  WARN {s.warn}  FAIL {s.fail}  UNKNOWN {s.unknown}  SKIPPED {s.skipped}")
-    for w in report.warnings:
-        console.print(f"[yellow]warning:[/] {escape(w)}")
     return buf.getvalue()
+
+
+def finding_label(f: dict) -> str:
+    """CVE id first (what people search for), with the source id when it differs."""
+    cves = [a for a in [f["id"], *f.get("aliases", [])] if a.startswith("CVE-")]
+    if cves and cves[0] != f["id"]:
+        return f"{cves[0]} ({f['id']})"
+    return f["id"]
