@@ -29,7 +29,6 @@ VENV=${PODIUM_VENV:-$ROOT/.venv}
 . "$VENV/bin/activate"
 python -m pip install -q --upgrade pip 2>/dev/null || true
 python -m pip install -q -e ".[dev]"
-python -m pip install -q "hypothesis>=6"  # property tests of the version comparator (tests/advisories)
 
 # ---------------------------------------------------------------- services
 cleanup() {
