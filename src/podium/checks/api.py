@@ -1,0 +1,85 @@
+"""The public API the audit command calls: ``run_checks`` and ``list_checks``."""
+
+from __future__ import annotations
+
+import logging
+
+from podium.checks.evidence import result
+from podium.checks.model import CheckContext, CheckInfo, Profile
+from podium.checks.registry import CHECKS
+from podium.errors import UsageError
+from podium.models.common import Status
+from podium.models.facts import NodeFacts
+from podium.models.results import CheckResult
+from podium.runner import CommandRunner
+
+log = logging.getLogger(__name__)
+
+# 'versions' belongs to the advisory audit; it selects none of these checks
+KNOWN_PROFILES = {"isolation", "config", "all", "versions"}
+
+
+def select(profiles: list[str]) -> list:
+    """The registered checks that the given profiles select (UsageError for an unknown profile)."""
+    wanted: set[Profile] = set()
+    for p in (x.strip().lower() for x in profiles):
+        if p not in KNOWN_PROFILES:
+            raise UsageError(f"unknown profile '{p}'; one of: {', '.join(sorted(KNOWN_PROFILES))}")
+        if p == "all":
+            wanted |= {Profile.ISOLATION, Profile.CONFIG}
+        elif p != "versions":
+            wanted.add(Profile(p))
+    return [c for c in CHECKS if c.profile in wanted]
+
+
+def run_checks(
+    profiles: list[str],
+    runner: CommandRunner,
+    targets: list[str] | None = None,
+    facts: NodeFacts | None = None,
+    sysfs_root: str = "/",
+    timeout_s: float = 2.0,
+) -> list[CheckResult]:
+    """Run every check of ``profiles`` ('isolation', 'config', 'all'; 'versions' selects none here).
+
+    ``targets``: addresses or CIDRs the user declared for the exposure probes (expanded, capped at
+    256 addresses); the node's default gateway and 169.254.169.254 are always probed too.
+    ``sysfs_root``: root of the node's filesystem for file reads (/sys, /proc, /etc, /boot); tests
+    point it at a copied tree. ``timeout_s`` bounds each probe. A check that raises becomes an
+    ``unknown`` result with the error as its reason: one broken check never hides the others.
+    """
+    from podium.checks.exposure import expand_targets
+
+    specs = select(profiles)
+    ctx = CheckContext(
+        runner=runner,
+        targets=expand_targets(targets or []),
+        facts=facts,
+        root=sysfs_root,
+        timeout_s=timeout_s,
+        host=getattr(runner, "host", None)
+        or (facts.host if facts else None)
+        or CheckContext.__dataclass_fields__["host"].default_factory(),
+    )
+    results: list[CheckResult] = []
+    for spec in specs:
+        try:
+            results.extend(spec.function(ctx))
+        except Exception as e:  # a bug in one check must not lose the others' results
+            log.exception("check %s crashed", spec.id)
+            results.append(
+                result(
+                    spec.id,
+                    spec.title,
+                    spec.category,
+                    Status.UNKNOWN,
+                    host=ctx.host,
+                    reason=f"check crashed: {type(e).__name__}: {e}",
+                )
+            )
+    return results
+
+
+def list_checks() -> list[CheckInfo]:
+    """Every registered check with its id, category, profile, title, what it reads and what it sends."""
+    return [c.info() for c in CHECKS]
