@@ -16,6 +16,8 @@ MODELS: dict[str, str] = {
     "Advisory": "podium.advisories.model:Advisory",
     "AffectedRange": "podium.advisories.model:AffectedRange",
     "AdvisoryMatch": "podium.advisories.model:AdvisoryMatch",
+    "CheckInfo": "podium.checks.model:CheckInfo",
+    "ChecksReport": "podium.checks.model:ChecksReport",
 }
 
 
