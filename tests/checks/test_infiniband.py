@@ -41,7 +41,10 @@ def _ctx(root: Path, runner=None) -> CheckContext:
 
 def test_read_real_tree_without_pkeys():
     ports = ib.read_ib_ports(str(H100_TREE))
-    assert [(p.device, p.port, p.link_layer) for p in ports][:2] == [("mlx5_0", 1, "InfiniBand"), ("mlx5_1", 1, "InfiniBand")]
+    assert [(p.device, p.port, p.link_layer) for p in ports][:2] == [
+        ("mlx5_0", 1, "InfiniBand"),
+        ("mlx5_1", 1, "InfiniBand"),
+    ]
     assert len(ports) == 9
     assert [p.device for p in ports if p.link_layer == "Ethernet"] == ["mlx5_bond_0"]
     assert all(p.pkeys is None for p in ports)
@@ -49,14 +52,26 @@ def test_read_real_tree_without_pkeys():
 
 
 def test_pkey_table_parse():
-    assert ib.parse_pkey_entries({"0": "0xffff\n", "1": "0x8001\n", "2": "0x0000\n", "3": "0x7fff\n"}) == [0xFFFF, 0x8001, 0x7FFF]
+    assert ib.parse_pkey_entries({"0": "0xffff\n", "1": "0x8001\n", "2": "0x0000\n", "3": "0x7fff\n"}) == [
+        0xFFFF,
+        0x8001,
+        0x7FFF,
+    ]
     # 0x8000 is an invalid (membership bit only) entry and is dropped like 0x0000
     assert ib.parse_pkey_entries({"0": "0x8000\n", "1": "0x0000\n"}) == []
 
 
 @pytest.mark.parametrize(
     "entries",
-    [{}, {"0": ""}, {"0": "0xfff"[:2]}, {"0": "ffff"}, {"0": "0x1ffff"}, {"x": "0xffff"}, {"0": "\x00\x01garbage"}],
+    [
+        {},
+        {"0": ""},
+        {"0": "0xfff"[:2]},
+        {"0": "ffff"},
+        {"0": "0x1ffff"},
+        {"x": "0xffff"},
+        {"0": "\x00\x01garbage"},
+    ],
 )
 def test_pkey_table_bad_input(entries):
     with pytest.raises(ParseError):
@@ -135,19 +150,35 @@ def test_ibstat_truncated_mid_port():
 
 def test_parse_real_smpquery_portinfo():
     info = ib.parse_smpquery_portinfo((DIAGS / "ibsim_smpquery_portinfo_lid3_port1.txt").read_text())
-    assert info.model_dump() == {"lid": 0, "mkey": None, "mkey_displayed": False, "protect_bits": 0, "lease_period": 0}
+    assert info.model_dump() == {
+        "lid": 0,
+        "mkey": None,
+        "mkey_displayed": False,
+        "protect_bits": 0,
+        "lease_period": 0,
+    }
     info2 = ib.parse_smpquery_portinfo((DIAGS / "ibportstate_query_lid3_port1.txt").read_text())
     assert (info2.lid, info2.protect_bits, info2.lease_period) == (3, 0, 0)
 
 
 def test_smpquery_displayed_mkey():
     text = (DIAGS / "ibsim_smpquery_portinfo_lid3_port1.txt").read_text()
-    text = text.replace("<not displayed>", "0x00000000000000a1").replace("ProtectBits:.....................0", "ProtectBits:.....................2")
+    text = text.replace("<not displayed>", "0x00000000000000a1").replace(
+        "ProtectBits:.....................0", "ProtectBits:.....................2"
+    )
     info = ib.parse_smpquery_portinfo(text)
     assert (info.mkey, info.mkey_displayed, info.protect_bits) == (0xA1, True, 2)
 
 
-@pytest.mark.parametrize("text", ["", "# Port info: Lid 3 port 1\nMkey:.....<not displayed>\n", "\x00\xff garbage", "ProtectBits:......x\nMkey:.....0\n"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "# Port info: Lid 3 port 1\nMkey:.....<not displayed>\n",
+        "\x00\xff garbage",
+        "ProtectBits:......x\nMkey:.....0\n",
+    ],
+)
 def test_smpquery_bad(text):
     with pytest.raises(ParseError):
         ib.parse_smpquery_portinfo(text)
@@ -168,7 +199,9 @@ def test_parse_real_sminfo():
     assert ib.parse_sminfo((DIAGS / "ibsim_sminfo.txt").read_text()).guid == "0x100001"
 
 
-@pytest.mark.parametrize("text", ["", "sminfo: iberror: failed: query\n", "sminfo: sm lid 37 sm guid 0x7cfe", "garbage"])
+@pytest.mark.parametrize(
+    "text", ["", "sminfo: iberror: failed: query\n", "sminfo: sm lid 37 sm guid 0x7cfe", "garbage"]
+)
 def test_sminfo_bad(text):
     with pytest.raises(ParseError):
         ib.parse_sminfo(text)
@@ -176,7 +209,10 @@ def test_sminfo_bad(text):
 
 def test_parse_real_rdma_system():
     assert ib.parse_rdma_system((DIAGS / "netdev_rdma_system_show.txt").read_text()).netns_mode == "shared"
-    assert ib.parse_rdma_system((DIAGS / "netdev_rdma_system_exclusive.txt").read_text()).netns_mode == "exclusive"
+    assert (
+        ib.parse_rdma_system((DIAGS / "netdev_rdma_system_exclusive.txt").read_text()).netns_mode
+        == "exclusive"
+    )
     assert ib.parse_rdma_system((DIAGS / "rdma_system_copy_on_fork.txt").read_text()).netns_mode == "shared"
     with pytest.raises(ParseError):
         ib.parse_rdma_system("")
@@ -200,10 +236,14 @@ def test_mkey_check_with_replayed_outputs():
 
 def test_mkey_protected_but_hidden_is_warn():
     ibstat = (IBSTAT / "gpud_ibstat.47.0.a100.all.active.0").read_text()
-    portinfo = (DIAGS / "ibsim_smpquery_portinfo_lid3_port1.txt").read_text().replace(
-        "ProtectBits:.....................0", "ProtectBits:.....................1"
+    portinfo = (
+        (DIAGS / "ibsim_smpquery_portinfo_lid3_port1.txt")
+        .read_text()
+        .replace("ProtectBits:.....................0", "ProtectBits:.....................1")
     )
-    results = ib.check_mkey(CheckContext(runner=ReplayRunner({"ibstat": ibstat, "smpquery": portinfo}), host="n"))
+    results = ib.check_mkey(
+        CheckContext(runner=ReplayRunner({"ibstat": ibstat, "smpquery": portinfo}), host="n")
+    )
     assert {(r.status, r.severity) for r in results} == {(Status.WARN, Severity.LOW)}
 
 
@@ -217,7 +257,10 @@ def test_ib_tools_missing_are_skipped_not_pass():
 def test_sm_and_rdma_checks_on_real_outputs():
     ctx = CheckContext(
         runner=ReplayRunner(
-            {"sminfo": (DIAGS / "notes_sminfo_master.txt").read_text(), "rdma system show": (DIAGS / "netdev_rdma_system_show.txt").read_text()}
+            {
+                "sminfo": (DIAGS / "notes_sminfo_master.txt").read_text(),
+                "rdma system show": (DIAGS / "netdev_rdma_system_show.txt").read_text(),
+            }
         ),
         host="n",
     )
