@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from tests.conftest import FIXTURES
 
 from podium.checks import host
 from podium.checks.model import CheckContext
 from podium.errors import ParseError
 from podium.models.common import Severity, Status
 from podium.runner import ReplayRunner
-from tests.conftest import FIXTURES
 
 LSPCI = FIXTURES / "lspci"
 

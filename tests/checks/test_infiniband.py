@@ -6,13 +6,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tests.conftest import FIXTURES
 
 from podium.checks import infiniband as ib
 from podium.checks.model import CheckContext
 from podium.errors import ParseError
 from podium.models.common import Severity, Status
 from podium.runner import ReplayRunner
-from tests.conftest import FIXTURES
 
 H100_TREE = FIXTURES / "sysfs-infiniband" / "gpud_sys-class-infiniband-h100.0"
 DIAGS = FIXTURES / "ib-diags"

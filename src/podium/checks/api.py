@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 
 from podium.checks.evidence import result
 from podium.checks.model import CheckContext, CheckInfo, Profile
@@ -43,23 +44,43 @@ def run_checks(
     """Run every check of ``profiles`` ('isolation', 'config', 'all'; 'versions' selects none here).
 
     ``targets``: addresses or CIDRs the user declared for the exposure probes (expanded, capped at
-    256 addresses); the node's default gateway and 169.254.169.254 are always probed too.
-    ``sysfs_root``: root of the node's filesystem for file reads (/sys, /proc, /etc, /boot); tests
-    point it at a copied tree. ``timeout_s`` bounds each probe. A check that raises becomes an
-    ``unknown`` result with the error as its reason: one broken check never hides the others.
+    256 addresses); the node's default gateway is added, and the metadata check asks
+    169.254.169.254. ``sysfs_root``: root of the node's filesystem for file reads (/sys, /proc,
+    /etc, /boot); tests point it at a copied tree. ``timeout_s`` bounds each probe. A check that
+    raises becomes an ``unknown`` result with the error as its reason: one broken check never
+    hides the others.
     """
+    return _run(select(profiles), runner, targets, facts, sysfs_root, timeout_s)
+
+
+def run_checks_matching(
+    patterns: list[str],
+    runner: CommandRunner,
+    targets: list[str] | None = None,
+    facts: NodeFacts | None = None,
+    sysfs_root: str = "/",
+    timeout_s: float = 2.0,
+) -> list[CheckResult]:
+    """Run the checks whose id matches any shell-style pattern (e.g. 'exposure.*', 'slurm.munge-key')."""
+    from fnmatch import fnmatchcase
+
+    specs = [c for c in CHECKS if any(fnmatchcase(c.id, p) for p in patterns)]
+    if not specs:
+        raise UsageError(f"no check id matches {', '.join(patterns)} (see 'podium checks list')")
+    return _run(specs, runner, targets, facts, sysfs_root, timeout_s)
+
+
+def _run(specs, runner, targets, facts, sysfs_root, timeout_s) -> list[CheckResult]:
     from podium.checks.exposure import expand_targets
 
-    specs = select(profiles)
+    host = getattr(runner, "host", None) or (facts.host if facts else None) or os.uname().nodename
     ctx = CheckContext(
         runner=runner,
         targets=expand_targets(targets or []),
         facts=facts,
         root=sysfs_root,
         timeout_s=timeout_s,
-        host=getattr(runner, "host", None)
-        or (facts.host if facts else None)
-        or CheckContext.__dataclass_fields__["host"].default_factory(),
+        host=host,
     )
     results: list[CheckResult] = []
     for spec in specs:

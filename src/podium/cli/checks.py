@@ -43,23 +43,24 @@ def register(app: typer.Typer) -> None:
             "--targets",
             help="Addresses or CIDRs to probe (repeat or comma-separate; at most 256 addresses).",
         ),
+        only: list[str] = typer.Option(
+            [], "--only", help="Run only check ids matching this pattern (repeatable), e.g. 'exposure.*'."
+        ),
         sysfs_root: str = typer.Option("/", "--root", help="Root of the node filesystem to read (tests)."),
         timeout_s: float = typer.Option(2.0, "--timeout", help="Seconds per probe."),
         json_out: bool = JSON_OPTION,
         fail_on: FailOn = FAIL_ON_OPTION,
     ) -> None:
         """Run the checks of a profile here and print {"checks": [...]} (the audit command's shape)."""
-        from podium.checks.api import run_checks
+        from podium.checks.api import run_checks, run_checks_matching
         from podium.checks.model import ChecksReport
         from podium.runner import LocalRunner
 
-        results = run_checks(
-            [p for p in profile.split(",") if p.strip()],
-            LocalRunner(),
-            targets=targets or None,
-            sysfs_root=sysfs_root,
-            timeout_s=timeout_s,
-        )
+        common = {"targets": targets or None, "sysfs_root": sysfs_root, "timeout_s": timeout_s}
+        if only:
+            results = run_checks_matching(only, LocalRunner(), **common)
+        else:
+            results = run_checks([p for p in profile.split(",") if p.strip()], LocalRunner(), **common)
         if json_out:
             emit_json(ChecksReport(checks=results))
         else:
