@@ -26,7 +26,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from tests.conftest import need
 
 HERE = Path(__file__).parent
