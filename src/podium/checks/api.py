@@ -60,17 +60,24 @@ def run_checks_matching(
     facts: NodeFacts | None = None,
     sysfs_root: str = "/",
     timeout_s: float = 2.0,
+    *,
+    include_default_targets: bool = True,
 ) -> list[CheckResult]:
-    """Run the checks whose id matches any shell-style pattern (e.g. 'exposure.*', 'slurm.munge-key')."""
+    """Run the checks whose id matches any shell-style pattern (e.g. 'exposure.*', 'slurm.munge-key').
+
+    ``include_default_targets=False`` probes only ``targets``: no default gateway, no 169.254.169.254.
+    """
     from fnmatch import fnmatchcase
 
     specs = [c for c in CHECKS if any(fnmatchcase(c.id, p) for p in patterns)]
     if not specs:
         raise UsageError(f"no check id matches {', '.join(patterns)} (see 'podium checks list')")
-    return _run(specs, runner, targets, facts, sysfs_root, timeout_s)
+    return _run(specs, runner, targets, facts, sysfs_root, timeout_s, include_default_targets)
 
 
-def _run(specs, runner, targets, facts, sysfs_root, timeout_s) -> list[CheckResult]:
+def _run(
+    specs, runner, targets, facts, sysfs_root, timeout_s, include_default_targets=True
+) -> list[CheckResult]:
     from podium.checks.exposure import expand_targets
 
     host = getattr(runner, "host", None) or (facts.host if facts else None) or os.uname().nodename
@@ -80,6 +87,7 @@ def _run(specs, runner, targets, facts, sysfs_root, timeout_s) -> list[CheckResu
         facts=facts,
         root=sysfs_root,
         timeout_s=timeout_s,
+        include_default_targets=include_default_targets,
         host=host,
     )
     results: list[CheckResult] = []

@@ -99,12 +99,9 @@ def probe_targets(ctx: CheckContext) -> list[str]:
 
 
 def _limiter(ctx: CheckContext) -> RateLimiter:
-    # one limiter per context, shared by every check of a run
-    lim = getattr(ctx, "_probe_limiter", None)
-    if lim is None:
-        lim = RateLimiter(ctx.probe_rate_per_s)
-        ctx._probe_limiter = lim  # type: ignore[attr-defined]
-    return lim
+    if ctx.limiter is None:
+        ctx.limiter = RateLimiter(ctx.probe_rate_per_s)
+    return ctx.limiter
 
 
 def run_probes(ctx: CheckContext, jobs: list[Callable[[], object]]) -> list:
@@ -443,6 +440,17 @@ def check_etcd(ctx: CheckContext) -> list[CheckResult]:
 def check_metadata(ctx: CheckContext) -> list[CheckResult]:
     """Cloud instance metadata (169.254.169.254) answering without a session token (IMDSv1)."""
     spec_id, title = "exposure.metadata-imdsv1", "Instance metadata answers without a token (IMDSv1)"
+    if not ctx.include_default_targets and METADATA_ADDRESS not in ctx.targets:
+        return [
+            result(
+                spec_id,
+                title,
+                CATEGORY,
+                Status.SKIPPED,
+                host=ctx.host,
+                reason=f"default targets disabled and {METADATA_ADDRESS} not among --targets",
+            )
+        ]
     out = run_probes(
         ctx,
         [
@@ -620,7 +628,7 @@ def check_nfs(ctx: CheckContext) -> list[CheckResult]:
 def slurm_ports(ctx: CheckContext) -> dict[int, str]:
     """Default Slurm ports, plus the ones this node's slurm.conf names (when scontrol is here)."""
     ports = dict(SLURM_DEFAULT_PORTS)
-    out = ctx.runner.run(["scontrol", "show", "config"], timeout=10)
+    out = ctx.run_once(["scontrol", "show", "config"], timeout=15)
     if out.ok:
         from podium.checks.slurm import parse_scontrol_config
 

@@ -9,6 +9,7 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from podium.checks.probes import RateLimiter
 from podium.models.facts import NodeFacts
 from podium.models.results import CheckResult
 from podium.runner import CommandRunner
@@ -59,6 +60,17 @@ class CheckContext:
     probe_workers: int = 8
     include_default_targets: bool = True
     host: str = field(default_factory=lambda: os.uname().nodename)
+    # one probe pacer for the whole run, shared by every exposure check (made on first use)
+    limiter: RateLimiter | None = field(default=None, repr=False)
+    # outputs several checks share (e.g. `scontrol show config`), run once per context
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def run_once(self, argv: list[str], timeout: float = 30.0):
+        """Run a read-only command once per context; later calls get the same CommandOutput."""
+        key = tuple(argv)
+        if key not in self._cache:
+            self._cache[key] = self.runner.run(argv, timeout=timeout)
+        return self._cache[key]
 
     def path(self, absolute: str) -> str:
         """An absolute node path under ``root`` (tests point root at a copied tree)."""

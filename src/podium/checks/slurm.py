@@ -111,7 +111,7 @@ def parse_nccl_conf(text: str) -> dict[str, str]:
 
 def _config(ctx: CheckContext, spec_id: str, title: str):
     """(conf, output, None) or (None, output, skipped/unknown result)."""
-    out = ctx.runner.run(["scontrol", "show", "config"], timeout=15)
+    out = ctx.run_once(["scontrol", "show", "config"], timeout=15)
     if out.error == "not found":
         return (
             None,

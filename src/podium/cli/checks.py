@@ -27,7 +27,8 @@ def register(app: typer.Typer) -> None:
         from rich.table import Table
 
         table = Table(title=f"{len(infos)} checks (docs/safety.md: what podium sends)", show_lines=False)
-        for col in ("id", "profile", "title", "reads", "sends"):
+        table.add_column("id", no_wrap=True)
+        for col in ("profile", "title", "reads", "sends"):
             table.add_column(col, overflow="fold")
         for i in infos:
             table.add_row(i.id, i.profile, i.title, "\n".join(i.reads) or "-", i.sends)
@@ -46,6 +47,11 @@ def register(app: typer.Typer) -> None:
         only: list[str] = typer.Option(
             [], "--only", help="Run only check ids matching this pattern (repeatable), e.g. 'exposure.*'."
         ),
+        no_default_targets: bool = typer.Option(
+            False,
+            "--no-default-targets",
+            help="Probe only --targets: not the default gateway, not 169.254.169.254.",
+        ),
         sysfs_root: str = typer.Option("/", "--root", help="Root of the node filesystem to read (tests)."),
         timeout_s: float = typer.Option(2.0, "--timeout", help="Seconds per probe."),
         json_out: bool = JSON_OPTION,
@@ -57,10 +63,16 @@ def register(app: typer.Typer) -> None:
         from podium.runner import LocalRunner
 
         common = {"targets": targets or None, "sysfs_root": sysfs_root, "timeout_s": timeout_s}
-        if only:
-            results = run_checks_matching(only, LocalRunner(), **common)
+        profiles = [p for p in profile.split(",") if p.strip()]
+        if only or no_default_targets:
+            from podium.checks.api import select
+
+            patterns = only or [c.id for c in select(profiles)]
+            results = run_checks_matching(
+                patterns, LocalRunner(), **common, include_default_targets=not no_default_targets
+            )
         else:
-            results = run_checks([p for p in profile.split(",") if p.strip()], LocalRunner(), **common)
+            results = run_checks(profiles, LocalRunner(), **common)
         if json_out:
             emit_json(ChecksReport(checks=results))
         else:
