@@ -224,3 +224,16 @@ def test_slurm_daemons_reachable_on_loopback(cluster):
     subjects = {r.subject: r.status for r in results}
     assert subjects[f"127.0.0.1:{port} (slurmctld)"] == Status.WARN
     assert shutil.which("scontrol")
+
+
+def test_gpu_binding_with_gres():
+    conf = GCM_CONFIG  # a real cluster with GresTypes = gpu
+    srun = "srun -N1 -n1 --gres=gpu:1 --immediate=30 -t 1 -J podium-gpu-binding printenv CUDA_VISIBLE_DEVICES"
+    runner = ReplayRunner({"scontrol show config": conf, srun: "0\n"})
+    [ok] = slurm.check_gpu_binding(CheckContext(runner=runner, host="n"))
+    assert (ok.status, ok.subject) == (Status.PASS, "CUDA_VISIBLE_DEVICES=0")
+    assert runner.calls[-1] == srun.split()
+    [missing] = slurm.check_gpu_binding(
+        CheckContext(runner=ReplayRunner({"scontrol show config": conf}), host="n")
+    )
+    assert missing.status == Status.UNKNOWN and "not found" in missing.reason
