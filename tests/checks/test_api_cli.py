@@ -182,3 +182,38 @@ def test_isolation_profile_end_to_end_on_loopback(loopback_ns):
     assert [(c["status"], c["details"]["targets"]) for c in kubelet] == [
         ("pass", ["127.0.0.1:10250", "127.0.0.1:10255"])
     ]
+
+
+def test_podium_audit_isolation_profile_on_loopback(loopback_ns, tmp_path):
+    """The issue's acceptance command, `podium audit --profile isolation --targets 127.0.0.1 --json`,
+    through the audit command that calls run_checks (in a loopback-only namespace)."""
+    proc = subprocess.run(
+        [
+            "ip",
+            "netns",
+            "exec",
+            loopback_ns,
+            sys.executable,
+            "-c",
+            "import sys; from podium.cli.main import main; sys.exit(main(sys.argv[1:]))",
+            "audit",
+            "--profile",
+            "isolation",
+            "--targets",
+            "127.0.0.1",
+            "--json",
+            "--runs-dir",
+            str(tmp_path),
+            "--fail-on",
+            "never",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={k: v for k, v in os.environ.items() if not k.startswith("SLURM")},
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["profiles"] == ["isolation"]
+    assert {c["id"] for c in report["checks"]} == {c.id for c in api.select(["isolation"])}
+    assert all(set(c) >= REQUIRED_KEYS for c in report["checks"])
