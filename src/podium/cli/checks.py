@@ -76,11 +76,18 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(ChecksReport(checks=results))
         else:
-            console = stderr_console()
+            from rich.table import Table
+            from rich.text import Text
+
+            table = Table(title=f"{len(results)} results")
+            table.add_column("status", no_wrap=True)
+            table.add_column("severity", no_wrap=True)
+            table.add_column("id", no_wrap=True)
+            table.add_column("subject / reason", overflow="fold")
             for r in results:
-                console.print(
-                    f"{r.status.value:8} {r.severity.value:8} {r.id:32} {r.subject or r.reason or ''}"
-                )
+                # Text() so that brackets in reasons are never read as Rich markup
+                table.add_row(r.status.value, r.severity.value, r.id, Text(r.subject or r.reason or ""))
+            stderr_console().print(table)
         done(exit_for(results, fail_on))
 
     app.add_typer(group)
