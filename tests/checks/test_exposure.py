@@ -84,6 +84,13 @@ def test_grade_kubelet():
     assert exposure.grade_kubelet_pods(_out(http_status=401, body="Unauthorized")).status == Status.PASS
     v = exposure.grade_kubelet_pods(_out(http_status=200, body='{"kind":"PodList","items":[{},{},{}]}'))
     assert (v.status, v.severity) == (Status.FAIL, Severity.CRITICAL) and "3 pods" in v.summary
+    anon = exposure.grade_kubelet_pods(
+        _out(
+            http_status=403,
+            body="Forbidden (user=system:anonymous, verb=get, resource=nodes, subresource=proxy)",
+        )
+    )
+    assert (anon.status, anon.severity) == (Status.WARN, Severity.LOW)
     odd = exposure.grade_kubelet_pods(_out(http_status=200, body="<html>"))
     assert (odd.status, odd.severity) == (Status.WARN, Severity.LOW)
 

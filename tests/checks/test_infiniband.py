@@ -199,6 +199,11 @@ def test_parse_real_sminfo():
     assert ib.parse_sminfo((DIAGS / "ibsim_sminfo.txt").read_text()).guid == "0x100001"
 
 
+def test_parse_old_sminfo_without_state():
+    sm = ib.parse_sminfo((DIAGS / "ofed_manual_sminfo_no_state.txt").read_text())
+    assert (sm.lid, sm.guid, sm.priority, sm.state, sm.state_name) == (1, "0x2c9010b7c2ae1", 1, None, None)
+
+
 @pytest.mark.parametrize(
     "text", ["", "sminfo: iberror: failed: query\n", "sminfo: sm lid 37 sm guid 0x7cfe", "garbage"]
 )

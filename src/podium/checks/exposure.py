@@ -146,6 +146,13 @@ def grade_kubelet_pods(out: ProbeOutcome) -> Verdict:
         return Verdict(
             status=Status.FAIL, severity=sev, summary=f"{out.request}: 200, anonymous PodList with {n} pods"
         )
+    if out.http_status == 403 and "system:anonymous" in out.body:
+        # authenticated as system:anonymous, then denied by authorization: anonymous-auth is still on
+        return Verdict(
+            status=Status.WARN,
+            severity=Severity.LOW,
+            summary=f"{out.request}: 403 for system:anonymous (anonymous authentication on, authorization denies)",
+        )
     if out.http_status in (401, 403):
         return Verdict(
             status=Status.PASS, summary=f"{out.request}: {out.http_status} (authentication required)"

@@ -53,8 +53,8 @@ class SmInfo(BaseModel):
     guid: str
     activity_count: int
     priority: int
-    state: int
-    state_name: str
+    state: int | None = Field(None, description="None for old sminfo builds that print no state")
+    state_name: str | None = None
 
 
 class RdmaSystem(BaseModel):
@@ -125,7 +125,7 @@ def _int(text: str | None) -> int | None:
 
 
 _SMINFO = re.compile(
-    r"sminfo: sm lid (?P<lid>\d+) sm guid (?P<guid>0x[0-9a-fA-F]+), activity count (?P<act>\d+)\s+"
+    r"sminfo: sm lid (?P<lid>0x[0-9a-fA-F]+|\d+) sm guid (?P<guid>0x[0-9a-fA-F]+), activity count (?P<act>\d+)\s+"
     r"priority (?P<prio>\d+)(?:\s+state (?P<state>\d+) (?P<name>SMINFO_\w+))?"
 )
 
@@ -133,14 +133,14 @@ _SMINFO = re.compile(
 def parse_sminfo(text: str, source: str = "sminfo") -> SmInfo:
     """Parse ``sminfo``: 'sminfo: sm lid 37 sm guid 0x..., activity count N priority P state 3 SMINFO_MASTER'."""
     m = _SMINFO.search(" ".join(text.split()))
-    if not m or m.group("state") is None:
-        raise ParseError(source, "no 'sminfo: sm lid ... state N SMINFO_*' line")
+    if not m:
+        raise ParseError(source, "no 'sminfo: sm lid ... sm guid ..., activity count ... priority ...' line")
     return SmInfo(
-        lid=int(m.group("lid")),
+        lid=int(m.group("lid"), 0),
         guid=m.group("guid").lower(),
         activity_count=int(m.group("act")),
         priority=int(m.group("prio")),
-        state=int(m.group("state")),
+        state=int(m.group("state")) if m.group("state") else None,
         state_name=m.group("name"),
     )
 
@@ -513,7 +513,7 @@ def check_subnet_manager(ctx: CheckContext) -> list[CheckResult]:
             out, f"SM lid {sm.lid} guid {sm.guid} priority {sm.priority} {sm.state_name}", value=sm.guid
         )
     ]
-    if sm.state_name != "SMINFO_MASTER":
+    if sm.state_name is not None and sm.state_name != "SMINFO_MASTER":
         return [
             result(
                 spec_id,

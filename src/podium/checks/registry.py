@@ -122,7 +122,7 @@ CHECKS: tuple[CheckSpec, ...] = (
         ISO,
         "NFS exports open to everyone or without root squash",
         ("/etc/exports", "showmount -e TARGET"),
-        f"showmount -e (1 MOUNT EXPORT RPC, via rpcbind) {PER_TARGET}; {RATE}",
+        f"showmount -e: 1 rpcbind GETPORT + 1 MOUNT EXPORT RPC {PER_TARGET}; {RATE}",
         exposure.check_nfs,
     ),
     CheckSpec(
