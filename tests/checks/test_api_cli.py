@@ -137,6 +137,7 @@ def loopback_ns():
         subprocess.run(["ip", "netns", "del", name], check=True)
 
 
+@pytest.mark.netns
 def test_isolation_profile_end_to_end_on_loopback(loopback_ns):
     """`podium checks run --profile isolation --targets 127.0.0.1 --json` (what `podium audit
     --profile isolation --targets 127.0.0.1 --json` runs), in a namespace with only loopback, so
@@ -184,6 +185,7 @@ def test_isolation_profile_end_to_end_on_loopback(loopback_ns):
     ]
 
 
+@pytest.mark.netns
 def test_podium_audit_isolation_profile_on_loopback(loopback_ns, tmp_path):
     """The issue's acceptance command, `podium audit --profile isolation --targets 127.0.0.1 --json`,
     through the audit command that calls run_checks (in a loopback-only namespace)."""

@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import need
 
+pytestmark = pytest.mark.netns
 HERE = Path(__file__).parent
 PREFIX = f"pdm{os.getpid() % 100000}"
 SERVERS = {1: "kubelet", 2: "apiserver", 3: "etcd", 4: "bmc", 5: None, 6: None, 7: "apiserver-secure"}

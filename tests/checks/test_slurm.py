@@ -146,6 +146,7 @@ def root_job(cluster):
     subprocess.run(["scancel", job], check=False)
 
 
+@pytest.mark.slurm
 def test_private_data_off_then_on(cluster, root_job):
     original = cluster.read_text()
     assert "PrivateData" not in original
@@ -177,6 +178,7 @@ def test_private_data_off_then_on(cluster, root_job):
         _reconfigure(cluster, original, "PrivateData", "none")
 
 
+@pytest.mark.slurm
 def test_munge_key_mode_and_owner(cluster):
     ci_dir = Path(os.environ.get("SLURM_CI_DIR", cluster.parent.parent))
     key = ci_dir / "munge" / "munge.key"
@@ -193,6 +195,7 @@ def test_munge_key_mode_and_owner(cluster):
         key.chmod(mode)
 
 
+@pytest.mark.slurm
 def test_sacct_pyxis_topology_gres_on_real_cluster(cluster, tmp_path):
     [sacct] = slurm.check_sacct(_ctx())
     assert sacct.status == Status.PASS
@@ -215,6 +218,7 @@ def test_sacct_pyxis_topology_gres_on_real_cluster(cluster, tmp_path):
     assert (off.status, off.subject) == (Status.FAIL, "accounting storage is disabled")
 
 
+@pytest.mark.slurm
 def test_slurm_daemons_reachable_on_loopback(cluster):
     from podium.checks import exposure
 
