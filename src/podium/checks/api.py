@@ -6,7 +6,7 @@ import logging
 import os
 
 from podium.checks.evidence import result
-from podium.checks.model import CheckContext, CheckInfo, Profile
+from podium.checks.model import CheckContext, CheckInfo, CheckSpec, Profile
 from podium.checks.registry import CHECKS
 from podium.errors import UsageError
 from podium.models.common import Status
@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 KNOWN_PROFILES = {"isolation", "config", "all", "versions"}
 
 
-def select(profiles: list[str]) -> list:
+def select(profiles: list[str]) -> list[CheckSpec]:
     """The registered checks that the given profiles select (UsageError for an unknown profile)."""
     wanted: set[Profile] = set()
     for p in (x.strip().lower() for x in profiles):
