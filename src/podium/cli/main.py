@@ -36,9 +36,9 @@ def _root(
 
 def _register() -> None:
     # One line per command group; each module exposes `register(app)`.
-    from podium.cli import advisories, audit, facts, schema
+    from podium.cli import advisories, audit, facts, health, schema
 
-    for module in (schema, facts, audit, advisories):
+    for module in (schema, facts, audit, advisories, health):
         module.register(app)
 
 

@@ -16,6 +16,8 @@ MODELS: dict[str, str] = {
     "Advisory": "podium.advisories.model:Advisory",
     "AffectedRange": "podium.advisories.model:AffectedRange",
     "AdvisoryMatch": "podium.advisories.model:AdvisoryMatch",
+    "HealthReport": "podium.health.models:HealthReport",
+    "NodeHealth": "podium.health.models:NodeHealth",
 }
 
 
