@@ -108,7 +108,7 @@ def evaluate_passive(
         prov = _prov(inputs, inputs.ibstat)
     if ports:
         out += ib_checks.check_ib_ports(ports, prov, thresholds, expected_ib_rate_gbps)
-    elif ports is None and not any(c.id == "ib.port-state" for c in out):
+    elif ports is None and not inputs.replay and not any(c.id == "ib.port-state" for c in out):
         out.append(check("ib.port-state", "No InfiniBand/RoCE device", Status.SKIPPED, prov=provenance(inputs.ib_sysfs_source, host),
                          reason=inputs.missing.get("ib", "no /sys/class/infiniband devices and no ibstat output")))  # fmt: skip
     if inputs.syslog is not None:

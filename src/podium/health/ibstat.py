@@ -10,7 +10,7 @@ from podium.health.values import ensure_text, number
 
 _CA = re.compile(r"^CA '([^']+)'")
 _PORT = re.compile(r"^\s+Port (\d+):\s*$")
-_KV = re.compile(r"^\s+([A-Za-z][A-Za-z ]*?):\s*(.*?)\s*$")
+_KV = re.compile(r"^\s+([A-Za-z][A-Za-z _]*?):\s*(.*?)\s*$")
 _IBSTATUS_DEV = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:")
 
 
