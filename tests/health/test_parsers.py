@@ -31,7 +31,15 @@ XML = {
     "telegraf_a10g.xml": ("515.105.01", 1, 1, "NVIDIA A10G", False, 25.58, (8, 16)),
     "telegraf_tesla-t4.xml": ("515.105.01", 1, 1, "Tesla T4", False, 26.78, (8, 16)),
     "telegraf_rtx-3090-v12.xml": ("525.147.05", 1, 1, "NVIDIA GeForce RTX 3090", True, 27.23, (16, 16)),
-    "telegraf_rtx-4000-sff-ada-v13.xml": ("595.84", 1, 1, "NVIDIA RTX 4000 SFF Ada Generation", True, 8.44, (16, 16)),
+    "telegraf_rtx-4000-sff-ada-v13.xml": (
+        "595.84",
+        1,
+        1,
+        "NVIDIA RTX 4000 SFF Ada Generation",
+        True,
+        8.44,
+        (16, 16),
+    ),
     "telegraf_quadro-p400.xml": ("418.43", 1, 1, "Quadro P400", False, None, (16, 16)),
     "telegraf_gtx-1660-ti.xml": ("418.43", 1, 1, "Graphics Device", False, 8.93, (16, 16)),
     "telegraf_dual_a5000-v13.xml": ("590.44.01", 2, 2, "NVIDIA RTX A5000", True, 6.52, (16, 16)),
@@ -60,7 +68,9 @@ def test_nvidia_smi_xml_details_old_and_new_schema():
     assert (ada.remap_pending, ada.remap_failure, ada.process_count) == (False, False, 4)
 
 
-@pytest.mark.parametrize("name", ["telegraf_a100-sxm4-v12.xml", "netdata_rtx-2080-win.xml", "telegraf_quadro-p400.xml"])
+@pytest.mark.parametrize(
+    "name", ["telegraf_a100-sxm4-v12.xml", "netdata_rtx-2080-win.xml", "telegraf_quadro-p400.xml"]
+)
 def test_nvidia_smi_xml_truncated_and_garbage(name):
     with pytest.raises(ParseError, match="not well-formed"):
         parse_nvidia_smi_xml(truncated(read(f"nvidia-smi-xml/{name}")))
@@ -75,9 +85,19 @@ def test_nvidia_smi_xml_truncated_and_garbage(name):
 # ----------------------------------------------------------------------------- nvidia-smi -q text
 def test_nvidia_smi_text_h100():
     inv = parse_nvidia_smi_text(read("nvidia-smi-text/gpud_nvidia-smi-query.535.161.08.out.0.valid"))
-    assert (inv.driver_version, inv.cuda_version, inv.attached_gpus, len(inv.gpus)) == ("535.161.08", "12.2", 8, 8)
+    assert (inv.driver_version, inv.cuda_version, inv.attached_gpus, len(inv.gpus)) == (
+        "535.161.08",
+        "12.2",
+        8,
+        8,
+    )
     g = inv.gpus[0]
-    assert (g.bus_id, g.name, g.architecture, g.persistence_mode) == ("00000000:19:00.0", "NVIDIA H100 80GB HBM3", "Hopper", True)
+    assert (g.bus_id, g.name, g.architecture, g.persistence_mode) == (
+        "00000000:19:00.0",
+        "NVIDIA H100 80GB HBM3",
+        "Hopper",
+        True,
+    )
     assert (g.pcie_gen_current, g.pcie_gen_max, g.pcie_width_current, g.pcie_width_max) == (5, 5, 16, 16)
     assert (g.power_draw_w, g.power_limit_w, g.temperature_c) == (67.74, 700.0, 29.0)
     assert g.throttle_reasons["hw_slowdown"] is True and g.throttle_reasons["hw_power_brake_slowdown"] is True
@@ -85,7 +105,9 @@ def test_nvidia_smi_text_h100():
 
 
 def test_nvidia_smi_text_a10_remap_pending_and_excerpt():
-    a10 = parse_nvidia_smi_text(read("nvidia-smi-text/gpud_nvidia-smi-query.535.129.03.out.0.valid.a10")).gpus[0]
+    a10 = parse_nvidia_smi_text(
+        read("nvidia-smi-text/gpud_nvidia-smi-query.535.129.03.out.0.valid.a10")
+    ).gpus[0]
     assert (a10.remapped_rows_uncorrectable, a10.remap_pending, a10.remap_failure) == (4, True, False)
     assert (a10.slowdown_temperature_c, a10.shutdown_temperature_c) == (98.0, 101.0)
     excerpt = parse_nvidia_smi_text(read("nvidia-smi-text/azure_orig_nvsmi8_output.txt"))
@@ -96,7 +118,11 @@ def test_nvidia_smi_text_a10_remap_pending_and_excerpt():
 
 def test_nvidia_smi_text_rtx4090_processes():
     inv = parse_nvidia_smi_text(read("nvidia-smi-text/gpud_nvidia-smi-query.535.154.05.out.0.valid"))
-    assert len(inv.gpus) == 8 and inv.gpus[0].process_count == 1 and inv.gpus[0].name == "NVIDIA GeForce RTX 4090"
+    assert (
+        len(inv.gpus) == 8
+        and inv.gpus[0].process_count == 1
+        and inv.gpus[0].name == "NVIDIA GeForce RTX 4090"
+    )
 
 
 def test_nvidia_smi_text_corrupt():
@@ -115,7 +141,9 @@ def test_nvlink_status():
     assert all(link.active and link.speed_gbps == 25.0 for link in rep.links)
     one = parse_nvlink_status(read("nvidia-smi-text/azure_good_nvlink_status.txt"))
     assert list(one.gpus) == [7] and len(one.links) == 12
-    inactive = parse_nvlink_status("GPU 0: NVIDIA H100 (UUID: GPU-x)\n\t Link 0: 26.562 GB/s\n\t Link 1: <inactive>\n")
+    inactive = parse_nvlink_status(
+        "GPU 0: NVIDIA H100 (UUID: GPU-x)\n\t Link 0: 26.562 GB/s\n\t Link 1: <inactive>\n"
+    )
     assert [(x.active, x.speed_gbps) for x in inactive.links] == [(True, 26.562), (False, None)]
     with pytest.raises(ParseError):
         parse_nvlink_status(random_bytes())
@@ -128,13 +156,22 @@ def test_ibstat_all_active_and_some_down():
     ports = parse_ibstat(read("ibstat/gpud_ibstat.47.0.h100.all.active.0"))
     assert len(ports) == 12 and {p.state for p in ports} == {"Active"}
     assert ports[0].model_dump(exclude={"counters"}) == {
-        "device": "mlx5_0", "port": 1, "state": "Active", "physical_state": "LinkUp", "rate_gbps": 400.0,
-        "link_layer": "Ethernet", "ca_type": "MT4129", "firmware": "28.39.1002", "source": "ibstat",
-    }  # fmt: skip
+        "device": "mlx5_0",
+        "port": 1,
+        "state": "Active",
+        "physical_state": "LinkUp",
+        "rate_gbps": 400.0,
+        "link_layer": "Ethernet",
+        "ca_type": "MT4129",
+        "firmware": "28.39.1002",
+        "source": "ibstat",
+    }
     down = [p for p in parse_ibstat(read("ibstat/gpud_ibstat.47.0.h100.some.down.0")) if p.state != "Active"]
     assert [(p.device, p.state, p.physical_state, p.rate_gbps) for p in down] == [
-        ("mlx5_2", "Down", "Disabled", 40.0), ("mlx5_7", "Down", "Disabled", 40.0), ("mlx5_8", "Down", "Disabled", 40.0)
-    ]  # fmt: skip
+        ("mlx5_2", "Down", "Disabled", 40.0),
+        ("mlx5_7", "Down", "Disabled", 40.0),
+        ("mlx5_8", "Down", "Disabled", 40.0),
+    ]
     assert len(parse_ib_tool_output(read("ibstat/gpud_ibstat.47.0.a100.all.active.0"))) == 9
     assert len(parse_ib_tool_output(read("ibstat/gpud_ibstat.47.0.h100.all.active.2"))) == 9
 
@@ -160,22 +197,46 @@ def test_ibstat_corrupt():
 # ----------------------------------------------------------------------------- sysfs
 def test_sysfs_gpud_tree_link_downed():
     ports = parse_ib_sysfs(read_ib_sysfs_tree(FIX / "sysfs-infiniband/gpud_sys-class-infiniband-h100.0"))
-    assert [p.device for p in ports] == ["mlx5_0", "mlx5_1", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_7", "mlx5_8", "mlx5_9", "mlx5_bond_0"]
+    assert [p.device for p in ports] == [
+        "mlx5_0",
+        "mlx5_1",
+        "mlx5_4",
+        "mlx5_5",
+        "mlx5_6",
+        "mlx5_7",
+        "mlx5_8",
+        "mlx5_9",
+        "mlx5_bond_0",
+    ]
     by = {p.device: p for p in ports}
     assert by["mlx5_1"].counters["link_downed"] == 255
     assert by["mlx5_1"].counters["excessive_buffer_overrun_errors"] == 15
     assert by["mlx5_0"].counters["link_downed"] == 0
-    assert (by["mlx5_bond_0"].rate_gbps, by["mlx5_bond_0"].link_layer, by["mlx5_bond_0"].ca_type) == (200.0, "Ethernet", "MT41692")
-    assert (by["mlx5_1"].state, by["mlx5_1"].physical_state, by["mlx5_1"].firmware) == ("Active", "LinkUp", "28.41.1000")
+    assert (by["mlx5_bond_0"].rate_gbps, by["mlx5_bond_0"].link_layer, by["mlx5_bond_0"].ca_type) == (
+        200.0,
+        "Ethernet",
+        "MT41692",
+    )
+    assert (by["mlx5_1"].state, by["mlx5_1"].physical_state, by["mlx5_1"].firmware) == (
+        "Active",
+        "LinkUp",
+        "28.41.1000",
+    )
 
 
 @pytest.mark.parametrize(
     ("name", "rate"),
-    [("gcm_learn_good.json", 200.0), ("gcm_learn_ib_intf_bad_rate.json", 100.0), ("gcm_learn_ib_misbound_if.json", 200.0)],
+    [
+        ("gcm_learn_good.json", 200.0),
+        ("gcm_learn_ib_intf_bad_rate.json", 100.0),
+        ("gcm_learn_ib_misbound_if.json", 200.0),
+    ],
 )
 def test_sysfs_gcm_json_maps(name, rate):
     ports = parse_ib_sysfs_json(read(f"sysfs-infiniband/{name}"), name)
-    assert len(ports) == 8 and {p.rate_gbps for p in ports} == {rate} and {p.state for p in ports} == {"Active"}
+    assert (
+        len(ports) == 8 and {p.rate_gbps for p in ports} == {rate} and {p.state for p in ports} == {"Active"}
+    )
 
 
 def test_sysfs_corrupt():
@@ -191,9 +252,24 @@ def test_sysfs_corrupt():
 @pytest.mark.parametrize(
     ("name", "count", "fmt", "first"),
     [
-        ("gpud_memory_dmesg.decode.iso.log", 24, "iso", datetime(2025, 1, 21, 4, 41, 44, 283302, tzinfo=timezone.utc)),
-        ("gpud_dmesg-time-format-iso.log", 41, "iso", datetime(2024, 11, 15, 5, 39, 15, 491363, tzinfo=timezone.utc)),
-        ("gpud_dmesg.decode.iso.log.1", 2362, "iso", datetime(2025, 1, 17, 15, 36, 15, 345059, tzinfo=timezone.utc)),
+        (
+            "gpud_memory_dmesg.decode.iso.log",
+            24,
+            "iso",
+            datetime(2025, 1, 21, 4, 41, 44, 283302, tzinfo=timezone.utc),
+        ),
+        (
+            "gpud_dmesg-time-format-iso.log",
+            41,
+            "iso",
+            datetime(2024, 11, 15, 5, 39, 15, 491363, tzinfo=timezone.utc),
+        ),
+        (
+            "gpud_dmesg.decode.iso.log.1",
+            2362,
+            "iso",
+            datetime(2025, 1, 17, 15, 36, 15, 345059, tzinfo=timezone.utc),
+        ),
         ("gpud_dmesg.peermem.log.0", 8, "iso", datetime(2025, 2, 10, 16, 28, 6, 502716, tzinfo=timezone.utc)),
         ("gpud_kmsg.2.peermem.log", 8, "kmsg", None),
         ("gpud_pstore_dmesg-erst.txt", 39, "uptime", None),
@@ -257,8 +333,15 @@ def test_fabric_manager_log():
 # ----------------------------------------------------------------------------- DCGM
 def test_dcgm_3x_and_4x_shapes():
     d3 = parse_dcgm_diag(read("dcgm/podium_dcgm3_diag_pass_warn.json"))
-    assert (d3.schema_shape, d3.version, d3.driver_version, len(d3.results)) == ("3.x", "3.3.9", "550.90.07", 5)
-    assert [(r.test, r.entity, r.status) for r in d3.results if r.status != "pass"] == [("PCIe", "gpu 1", "warn")]
+    assert (d3.schema_shape, d3.version, d3.driver_version, len(d3.results)) == (
+        "3.x",
+        "3.3.9",
+        "550.90.07",
+        5,
+    )
+    assert [(r.test, r.entity, r.status) for r in d3.results if r.status != "pass"] == [
+        ("PCIe", "gpu 1", "warn")
+    ]
     d4 = parse_dcgm_diag(read("dcgm/podium_dcgm4_diag_memory_fail.json"))
     assert (d4.schema_shape, d4.version, d4.driver_version) == ("4.x", "4.2.3", "570.124.06")
     fails = [r for r in d4.results if r.status == "fail"]
@@ -270,18 +353,33 @@ def test_dcgm_schema_is_the_upstream_one():
     import json
 
     import jsonschema  # installed with kubernetes-validate (scripts/test.sh)
+
     schema = json.loads(read("dcgm/dcgm_dcgm_diag_schema.json"))
     jsonschema.validate(json.loads(read("dcgm/podium_dcgm4_diag_memory_fail.json")), schema)
 
 
 def test_dcgm_corrupt():
-    for bad in (truncated(read("dcgm/podium_dcgm4_diag_memory_fail.json")), random_bytes(), "", "[1, 2]", '{"x": 1}'):
+    for bad in (
+        truncated(read("dcgm/podium_dcgm4_diag_memory_fail.json")),
+        random_bytes(),
+        "",
+        "[1, 2]",
+        '{"x": 1}',
+    ):
         with pytest.raises(ParseError):
             parse_dcgm_diag(bad)
 
 
 def test_fixture_sources_documented():
-    for kind in ("nvidia-smi-xml", "nvidia-smi-text", "ibstat", "sysfs-infiniband", "dmesg", "fabric-manager", "dcgm"):
+    for kind in (
+        "nvidia-smi-xml",
+        "nvidia-smi-text",
+        "ibstat",
+        "sysfs-infiniband",
+        "dmesg",
+        "fabric-manager",
+        "dcgm",
+    ):
         sources = (FIX / kind / "SOURCES.md").read_text()
         for f in Path(FIX / kind).iterdir():
             if f.name != "SOURCES.md":

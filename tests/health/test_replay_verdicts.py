@@ -15,19 +15,27 @@ SETS = {
     # name: (files, verdict, action, {check id: (status, action)} of every non-pass check)
     "h100-sysfs-link-downed": (
         {"sys/class/infiniband": "sysfs-infiniband/gpud_sys-class-infiniband-h100.0"},
-        "fail", "drain", {"ib.counters": ("fail", "drain")},
+        "fail",
+        "drain",
+        {"ib.counters": ("fail", "drain")},
     ),
     "dmesg-xid13": (
         {"dmesg.txt": "dmesg/gpud_memory_dmesg.decode.iso.log"},
-        "warn", "none", {"kernel.xid.13": ("warn", "none"), "kernel.xid.43": ("warn", "none")},
+        "warn",
+        "none",
+        {"kernel.xid.13": ("warn", "none"), "kernel.xid.43": ("warn", "none")},
     ),
     "a10-remap-pending": (
         {"nvidia-smi-q.txt": "nvidia-smi-text/gpud_nvidia-smi-query.535.129.03.out.0.valid.a10"},
-        "fail", "reset-gpu", {"gpu.memory-remap": ("fail", "reset-gpu"), "gpu.idle-power": ("skipped", "none")},
+        "fail",
+        "reset-gpu",
+        {"gpu.memory-remap": ("fail", "reset-gpu"), "gpu.idle-power": ("skipped", "none")},
     ),
     "h100-power-brake": (
         {"nvidia-smi-q.txt": "nvidia-smi-text/gpud_nvidia-smi-query.535.161.08.out.0.valid"},
-        "warn", "none", {"gpu.throttle": ("warn", "none")},
+        "warn",
+        "none",
+        {"gpu.throttle": ("warn", "none")},
     ),
     "h100-node-sw-thermal": (
         {
@@ -36,38 +44,64 @@ SETS = {
             "dmesg.txt": "dmesg/gpud_dmesg.decode.iso.log.1",
             "syslog.txt": "dmesg/azure_0flap_syslog",
         },
-        "warn", "none", {"gpu.throttle": ("warn", "none")},
+        "warn",
+        "none",
+        {"gpu.throttle": ("warn", "none")},
     ),
     "ibstat-some-down": (
         {"ibstat.txt": "ibstat/gpud_ibstat.47.0.h100.some.down.0"},
-        "fail", "drain", {"ib.port-state": ("fail", "drain")},
+        "fail",
+        "drain",
+        {"ib.port-state": ("fail", "drain")},
     ),
     "ibstat-all-active": ({"ibstat.txt": "ibstat/gpud_ibstat.47.0.a100.all.active.0"}, "pass", "none", {}),
     "fabric-manager-nonfatal": (
-        {"fabricmanager.log": "fabric-manager/gpud_fabricmanager.log"}, "warn", "none", {"fabricmanager.log": ("warn", "none")},
+        {"fabricmanager.log": "fabric-manager/gpud_fabricmanager.log"},
+        "warn",
+        "none",
+        {"fabricmanager.log": ("warn", "none")},
     ),
     "dcgm4-memory-fail": (
-        {"dcgmi-diag.json": "dcgm/podium_dcgm4_diag_memory_fail.json"}, "fail", "rma", {"dcgm.diag": ("fail", "rma")},
+        {"dcgmi-diag.json": "dcgm/podium_dcgm4_diag_memory_fail.json"},
+        "fail",
+        "rma",
+        {"dcgm.diag": ("fail", "rma")},
     ),
-    "dcgm3-pcie-warn": ({"dcgmi-diag.json": "dcgm/podium_dcgm3_diag_pass_warn.json"}, "warn", "none", {"dcgm.diag": ("warn", "none")}),
+    "dcgm3-pcie-warn": (
+        {"dcgmi-diag.json": "dcgm/podium_dcgm3_diag_pass_warn.json"},
+        "warn",
+        "none",
+        {"dcgm.diag": ("warn", "none")},
+    ),
     "a100-xml-nvlink": (
         {
             "nvidia-smi-q.xml": "nvidia-smi-xml/telegraf_a100-sxm4-v12.xml",
             "nvidia-smi-nvlink.txt": "nvidia-smi-text/gpud_nvidia-smi.nvlink.status.a100",
         },
-        "warn", "none",
-        {"gpu.count": ("warn", "none"), "gpu.persistence": ("warn", "none"), "gpu.memory-remap": ("unknown", "none"),
-         "gpu.idle-power": ("skipped", "none")},
+        "warn",
+        "none",
+        {
+            "gpu.count": ("warn", "none"),
+            "gpu.persistence": ("warn", "none"),
+            "gpu.memory-remap": ("unknown", "none"),
+            "gpu.idle-power": ("skipped", "none"),
+        },
     ),
     "gcm-good-json": ({"ib-sysfs.json": "sysfs-infiniband/gcm_learn_good.json"}, "pass", "none", {}),
     "windows-rtx2080": (
         {"nvidia-smi-q.xml": "nvidia-smi-xml/netdata_rtx-2080-win.xml"},
-        "warn", "none",
-        {"gpu.persistence": ("unknown", "none"), "gpu.ecc": ("unknown", "none"), "gpu.memory-remap": ("unknown", "none"),
-         "gpu.idle-power": ("skipped", "none"), "gpu.pcie": ("warn", "none")},
+        "warn",
+        "none",
+        {
+            "gpu.persistence": ("unknown", "none"),
+            "gpu.ecc": ("unknown", "none"),
+            "gpu.memory-remap": ("unknown", "none"),
+            "gpu.idle-power": ("skipped", "none"),
+            "gpu.pcie": ("warn", "none"),
+        },
     ),
     "pstore-only": ({"dmesg.txt": "dmesg/gpud_pstore_dmesg-erst.txt"}, "pass", "none", {}),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name", sorted(SETS))
@@ -77,24 +111,35 @@ def test_replay_verdict_and_action(tmp_path, name):
     report = run_health(replay_dir=d)
     node = report.nodes[0]
     assert (node.host, node.verdict.value, node.action.value) == (name, verdict, action)
-    assert {c.id: (c.status.value, c.details["action"]) for c in node.checks if c.status.value != "pass"} == nonpass
+    assert {
+        c.id: (c.status.value, c.details["action"]) for c in node.checks if c.status.value != "pass"
+    } == nonpass
     for c in node.checks:  # every result names where its evidence came from
         assert c.category == "health" and c.host == name
         assert all(e.source is not None and e.source.command for e in c.evidence)
 
 
 def test_link_downed_evidence_names_the_port(tmp_path):
-    d = make_replay(tmp_path, "n", {"sys/class/infiniband": "sysfs-infiniband/gpud_sys-class-infiniband-h100.0"})
+    d = make_replay(
+        tmp_path, "n", {"sys/class/infiniband": "sysfs-infiniband/gpud_sys-class-infiniband-h100.0"}
+    )
     ib = next(c for c in run_health(replay_dir=d).nodes[0].checks if c.id == "ib.counters")
     assert [e.summary for e in ib.evidence] == ["mlx5_1/1 link_downed = 255 (fail at 10)"]
     assert ib.evidence[0].value == 255
 
 
 def test_expected_gpus_and_ib_rate(tmp_path):
-    d = make_replay(tmp_path, "n", {"nvidia-smi-q.txt": "nvidia-smi-text/gpud_nvidia-smi-query.535.161.08.out.0.valid"})
+    d = make_replay(
+        tmp_path, "n", {"nvidia-smi-q.txt": "nvidia-smi-text/gpud_nvidia-smi-query.535.161.08.out.0.valid"}
+    )
     node = run_health(replay_dir=d, expected_gpus=9).nodes[0]
     count = next(c for c in node.checks if c.id == "gpu.count")
-    assert (count.status.value, count.details["found"], node.verdict, node.action) == ("fail", 8, Verdict.FAIL, Action.DRAIN)
+    assert (count.status.value, count.details["found"], node.verdict, node.action) == (
+        "fail",
+        8,
+        Verdict.FAIL,
+        Action.DRAIN,
+    )
     d2 = make_replay(tmp_path, "m", {"ib-sysfs.json": "sysfs-infiniband/gcm_learn_ib_intf_bad_rate.json"})
     node = run_health(replay_dir=d2, expected_ib_rate_gbps=200).nodes[0]
     rate = next(c for c in node.checks if c.id == "ib.rate")
@@ -110,8 +155,14 @@ def test_xid_policy_actions(tmp_path):
         154: "2025-01-21T04:41:44,000005+00:00 NVRM: Xid (PCI:0000:38:00): 154, GPU recovery action changed from 0x0 (None) to 0x3 (Drain P2P)",
         999: "2025-01-21T04:41:44,000006+00:00 NVRM: Xid (PCI:0000:38:00): 999, something new",
     }
-    expected = {79: ("fail", "reboot"), 48: ("fail", "reset-gpu"), 63: ("pass", "none"), 92: ("pass", "none"),
-                154: ("fail", "drain"), 999: ("warn", "none")}  # fmt: skip
+    expected = {
+        79: ("fail", "reboot"),
+        48: ("fail", "reset-gpu"),
+        63: ("pass", "none"),
+        92: ("pass", "none"),
+        154: ("fail", "drain"),
+        999: ("warn", "none"),
+    }
     for xid, line in lines.items():
         d = tmp_path / f"x{xid}"
         d.mkdir()
@@ -129,20 +180,34 @@ def test_corrupt_replay_file_is_unknown_not_crash(tmp_path):
     (d / "nvidia-smi-q.xml").write_text("<nvidia_smi_log><gpu id='0'>")
     (d / "dmesg.txt").write_bytes(bytes(range(256)) * 8)
     node = run_health(replay_dir=d).nodes[0]
-    assert {c.id: c.status.value for c in node.checks} == {"gpu.inventory": "unknown", "kernel.xid": "unknown"}
+    assert {c.id: c.status.value for c in node.checks} == {
+        "gpu.inventory": "unknown",
+        "kernel.xid": "unknown",
+    }
     assert (node.verdict, node.action) == (Verdict.UNKNOWN, Action.NONE)
 
 
 def test_cluster_replay_dir_and_cli_exit_codes(tmp_path, capsys):
     make_replay(tmp_path, "good", {"ibstat.txt": "ibstat/gpud_ibstat.47.0.a100.all.active.0"})
-    make_replay(tmp_path, "bad", {"sys/class/infiniband": "sysfs-infiniband/gpud_sys-class-infiniband-h100.0"})
+    make_replay(
+        tmp_path, "bad", {"sys/class/infiniband": "sysfs-infiniband/gpud_sys-class-infiniband-h100.0"}
+    )
     make_replay(tmp_path, "meh", {"dmesg.txt": "dmesg/gpud_memory_dmesg.decode.iso.log"})
     assert main(["health", "--replay", str(tmp_path), "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert [(n["host"], n["verdict"], n["action"]) for n in doc["nodes"]] == [
-        ("bad", "fail", "drain"), ("good", "pass", "none"), ("meh", "warn", "none")
-    ]  # fmt: skip
-    assert set(doc["nodes"][0]["checks"][0]) >= {"id", "status", "severity", "title", "evidence", "remediation"}
+        ("bad", "fail", "drain"),
+        ("good", "pass", "none"),
+        ("meh", "warn", "none"),
+    ]
+    assert set(doc["nodes"][0]["checks"][0]) >= {
+        "id",
+        "status",
+        "severity",
+        "title",
+        "evidence",
+        "remediation",
+    }
     assert main(["health", "--replay", str(tmp_path / "meh"), "--json"]) == 0
     capsys.readouterr()
     assert main(["health", "--replay", str(tmp_path / "meh"), "--json", "--fail-on", "warn"]) == 1

@@ -33,24 +33,76 @@ def parse_duration(text: str) -> float:
 def register(app: typer.Typer) -> None:
     @app.command("health")
     def health(
-        quick: bool = typer.Option(False, "--quick", help="Passive checks only (the default; <= 5 s per node)."),
-        full: bool = typer.Option(False, "--full", help="Add dcgmi diag -r 3, a 60 s GEMM stress, a GPU memory test, NCCL."),
-        burnin: str = typer.Option(None, "--burnin", metavar="DURATION", help="Burn-in: dcgmi diag -r 4 and a GEMM stress for DURATION (10m, 2h)."),
+        quick: bool = typer.Option(
+            False, "--quick", help="Passive checks only (the default; <= 5 s per node)."
+        ),
+        full: bool = typer.Option(
+            False, "--full", help="Add dcgmi diag -r 3, a 60 s GEMM stress, a GPU memory test, NCCL."
+        ),
+        burnin: str = typer.Option(
+            None,
+            "--burnin",
+            metavar="DURATION",
+            help="Burn-in: dcgmi diag -r 4 and a GEMM stress for DURATION (10m, 2h).",
+        ),
         json_out: bool = typer.Option(False, "--json", help="Print only the JSON report on stdout."),
-        replay: Path = typer.Option(None, "--replay", metavar="DIR", help="Grade captured outputs in DIR (one node per directory; see docs/health.md)."),
-        slurm: bool = typer.Option(False, "--slurm", help="Fan out over Slurm nodes with srun and print a cluster table."),
-        k8s: bool = typer.Option(False, "--k8s", help="Render the DaemonSet that labels nodes podium.io/health=...; list labels if the kubernetes client is installed."),
-        prometheus: Path = typer.Option(None, "--prometheus", metavar="FILE", help="Also write Prometheus text format to FILE (node-exporter textfile collector)."),
-        slurm_healthcheck: bool = typer.Option(False, "--slurm-healthcheck", help="HealthCheckProgram/prolog/epilog mode: drain this node when it fails (reason 'podium: ...'); resume it when podium's drain is no longer needed."),
-        k8s_label: bool = typer.Option(False, "--k8s-label", help="Label this Kubernetes node (NODE_NAME) with the verdict (used by the DaemonSet)."),
-        node: str = typer.Option(None, "--node", envvar="SLURMD_NODENAME", help="Slurm node name for --slurm-healthcheck (default: SLURMD_NODENAME, then hostname)."),
-        nodes: str = typer.Option(None, "--nodes", help="With --slurm: node list to check (default: all responding nodes)."),
+        replay: Path = typer.Option(
+            None,
+            "--replay",
+            metavar="DIR",
+            help="Grade captured outputs in DIR (one node per directory; see docs/health.md).",
+        ),
+        slurm: bool = typer.Option(
+            False, "--slurm", help="Fan out over Slurm nodes with srun and print a cluster table."
+        ),
+        k8s: bool = typer.Option(
+            False,
+            "--k8s",
+            help="Render the DaemonSet that labels nodes podium.io/health=...; list labels if the kubernetes client is installed.",
+        ),
+        prometheus: Path = typer.Option(
+            None,
+            "--prometheus",
+            metavar="FILE",
+            help="Also write Prometheus text format to FILE (node-exporter textfile collector).",
+        ),
+        slurm_healthcheck: bool = typer.Option(
+            False,
+            "--slurm-healthcheck",
+            help="HealthCheckProgram/prolog/epilog mode: drain this node when it fails (reason 'podium: ...'); resume it when podium's drain is no longer needed.",
+        ),
+        k8s_label: bool = typer.Option(
+            False,
+            "--k8s-label",
+            help="Label this Kubernetes node (NODE_NAME) with the verdict (used by the DaemonSet).",
+        ),
+        node: str = typer.Option(
+            None,
+            "--node",
+            envvar="SLURMD_NODENAME",
+            help="Slurm node name for --slurm-healthcheck (default: SLURMD_NODENAME, then hostname).",
+        ),
+        nodes: str = typer.Option(
+            None, "--nodes", help="With --slurm: node list to check (default: all responding nodes)."
+        ),
         partition: str = typer.Option(None, "--partition", help="With --slurm: partition."),
-        expected_gpus: int = typer.Option(None, "--expected-gpus", min=0, help="Fail when fewer GPUs are present."),
-        expected_ib_rate: float = typer.Option(None, "--expected-ib-rate", help="Expected IB link rate in Gb/s (e.g. 400)."),
-        require_mount: list[str] = typer.Option(None, "--require-mount", help="A mountpoint that must be mounted (repeatable)."),
-        thresholds: Path = typer.Option(None, "--thresholds", help="Thresholds YAML replacing the bundled data/health_thresholds.yaml."),
-        fail_on: HealthFailOn = typer.Option(HealthFailOn.fail, "--fail-on", help="Exit 1 when a node's verdict is at or above this (fail | warn | unknown | never)."),
+        expected_gpus: int = typer.Option(
+            None, "--expected-gpus", min=0, help="Fail when fewer GPUs are present."
+        ),
+        expected_ib_rate: float = typer.Option(
+            None, "--expected-ib-rate", help="Expected IB link rate in Gb/s (e.g. 400)."
+        ),
+        require_mount: list[str] = typer.Option(
+            None, "--require-mount", help="A mountpoint that must be mounted (repeatable)."
+        ),
+        thresholds: Path = typer.Option(
+            None, "--thresholds", help="Thresholds YAML replacing the bundled data/health_thresholds.yaml."
+        ),
+        fail_on: HealthFailOn = typer.Option(
+            HealthFailOn.fail,
+            "--fail-on",
+            help="Exit 1 when a node's verdict is at or above this (fail | warn | unknown | never).",
+        ),
     ) -> None:
         """Check node health and give each node a verdict (pass|warn|fail|unknown) and an action
         (none|reset-gpu|reboot|drain|rma)."""
@@ -103,7 +155,9 @@ def register(app: typer.Typer) -> None:
                 raise UsageError("--slurm-healthcheck grades exactly one node (one replay directory)")
             drain_on = {Verdict.FAIL} | ({Verdict.WARN} if fail_on == HealthFailOn.warn else set())
             act = apply_healthcheck(runner, report.nodes[0], node_name(node), drain_on)
-            report.notes.append(f"slurm: node {act.node} {act.did}" + (f" ({act.reason})" if act.reason else ""))
+            report.notes.append(
+                f"slurm: node {act.node} {act.did}" + (f" ({act.reason})" if act.reason else "")
+            )
         if k8s_label:
             import os
 
@@ -133,7 +187,12 @@ def register(app: typer.Typer) -> None:
 
 def _k8s(console, json_out: bool) -> None:
     from podium.cli.common import emit_json, emit_text
-    from podium.health.integrations.k8s import LABEL, kubernetes_client_available, manifests_yaml, render_manifests
+    from podium.health.integrations.k8s import (
+        LABEL,
+        kubernetes_client_available,
+        manifests_yaml,
+        render_manifests,
+    )
 
     docs = render_manifests()
     if json_out:

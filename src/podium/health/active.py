@@ -7,6 +7,7 @@ torch is optional (the ``bench`` extra) and imported lazily.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from podium.health.checks.base import check, provenance
@@ -23,25 +24,43 @@ _DCGM_TIMEOUT = {1: 300, 2: 900, 3: 3600, 4: 10800}
 
 def skipped_all(host: str, reason: str) -> list[CheckResult]:
     return [
-        check(cid, cid.split(".", 1)[1] + " skipped", Status.SKIPPED, prov=provenance("podium health", host), reason=reason)
+        check(
+            cid,
+            cid.split(".", 1)[1] + " skipped",
+            Status.SKIPPED,
+            prov=provenance("podium health", host),
+            reason=reason,
+        )
         for cid in ACTIVE_IDS
     ]
 
 
 def run_dcgm_diag(runner: CommandRunner, host: str, level: int) -> CheckResult:
     """``dcgmi diag -r LEVEL -j`` when DCGM is installed."""
-    out = runner.run(["dcgmi", "diag", "-r", str(level), "-j"], timeout=_DCGM_TIMEOUT[level], name=f"dcgmi-diag-r{level}")
+    out = runner.run(
+        ["dcgmi", "diag", "-r", str(level), "-j"], timeout=_DCGM_TIMEOUT[level], name=f"dcgmi-diag-r{level}"
+    )
     prov = out.provenance()
     if not out.ran:
-        return check("active.dcgm-diag", "DCGM diagnostic skipped", Status.SKIPPED, prov=prov,
-                     reason=f"dcgmi {out.error}")  # fmt: skip
+        return check(
+            "active.dcgm-diag",
+            "DCGM diagnostic skipped",
+            Status.SKIPPED,
+            prov=prov,
+            reason=f"dcgmi {out.error}",
+        )
     from podium.errors import ParseError
 
     try:
         diag = parse_dcgm_diag(out.stdout, out.command)
     except ParseError as e:
-        return check("active.dcgm-diag", "DCGM diagnostic output unreadable", Status.UNKNOWN, prov=prov,
-                     reason=f"{out.why_not() if not out.ok else ''} {e.problem}".strip())  # fmt: skip
+        return check(
+            "active.dcgm-diag",
+            "DCGM diagnostic output unreadable",
+            Status.UNKNOWN,
+            prov=prov,
+            reason=f"{out.why_not() if not out.ok else ''} {e.problem}".strip(),
+        )
     r = check_dcgm(diag, prov)
     return r.model_copy(update={"id": "active.dcgm-diag"})
 
@@ -56,7 +75,9 @@ def _torch_cuda():
     return torch, None
 
 
-def gemm_checksum_loop(torch: Any, device: str, duration_s: float, size: int = 8192, watch=None) -> dict[str, Any]:
+def gemm_checksum_loop(
+    torch: Any, device: str, duration_s: float, size: int = 8192, watch=None
+) -> dict[str, Any]:
     """Repeat one bf16 GEMM on fixed inputs for ``duration_s``; every result's checksum must equal the
     first one (a silent data corruption shows up as a different sum). ``watch()`` is polled for
     throttle reasons. Works on CPU too (for tests), with float32."""
@@ -84,8 +105,15 @@ def gemm_checksum_loop(torch: Any, device: str, duration_s: float, size: int = 8
         if time.monotonic() - t0 >= duration_s:
             break
     tflops = 2 * size**3 * iters / flop_time / 1e12 if flop_time else 0.0
-    return {"iterations": iters, "mismatches": mismatches, "checksum": ref, "tflops": round(tflops, 2),
-            "throttle_reasons": sorted(throttles), "size": size, "dtype": str(dtype)}  # fmt: skip
+    return {
+        "iterations": iters,
+        "mismatches": mismatches,
+        "checksum": ref,
+        "tflops": round(tflops, 2),
+        "throttle_reasons": sorted(throttles),
+        "size": size,
+        "dtype": str(dtype),
+    }
 
 
 def _throttle_watch(index: int):
@@ -102,8 +130,13 @@ def _throttle_watch(index: int):
         from podium.health.nvml import _REASONS
 
         bits = n.nvmlDeviceGetCurrentClocksEventReasons(h)
-        return [name for bit, name in _REASONS.items() if bits & bit and name in
-                ("hw_slowdown", "hw_thermal_slowdown", "sw_thermal_slowdown", "hw_power_brake_slowdown")]  # fmt: skip
+        return [
+            name
+            for bit, name in _REASONS.items()
+            if bits & bit
+            and name
+            in ("hw_slowdown", "hw_thermal_slowdown", "sw_thermal_slowdown", "hw_power_brake_slowdown")
+        ]
 
     return watch
 
@@ -119,12 +152,22 @@ def run_gemm_stress(host: str, duration_s: float) -> CheckResult:
     bad = {i: r for i, r in per_gpu.items() if r["mismatches"]}
     thr = {i: r for i, r in per_gpu.items() if r["throttle_reasons"]}
     status = Status.FAIL if bad else Status.WARN if thr else Status.PASS
-    return check("active.gemm-stress", "GEMM results differ between iterations" if bad else "GEMM stress stable",
-                 status, prov=prov, action=Action.RMA if bad else Action.NONE,
-                 evidence=[(f"GPU {i}: {r['iterations']} iterations, {r['mismatches']} checksum mismatches, "
-                            f"{r['tflops']} TFLOPS, throttle {r['throttle_reasons'] or 'none'}", r["tflops"])
-                           for i, r in per_gpu.items()],
-                 details={"per_gpu": per_gpu})  # fmt: skip
+    return check(
+        "active.gemm-stress",
+        "GEMM results differ between iterations" if bad else "GEMM stress stable",
+        status,
+        prov=prov,
+        action=Action.RMA if bad else Action.NONE,
+        evidence=[
+            (
+                f"GPU {i}: {r['iterations']} iterations, {r['mismatches']} checksum mismatches, "
+                f"{r['tflops']} TFLOPS, throttle {r['throttle_reasons'] or 'none'}",
+                r["tflops"],
+            )
+            for i, r in per_gpu.items()
+        ],
+        details={"per_gpu": per_gpu},
+    )
 
 
 def run_memory_test(host: str, fraction: float = 0.8) -> CheckResult:
@@ -149,9 +192,14 @@ def run_memory_test(host: str, fraction: float = 0.8) -> CheckResult:
         torch.cuda.empty_cache()
         failed |= errors > 0
         ev.append((f"GPU {i}: {n * 8 / 2**30:.1f} GiB tested, {errors} mismatches", errors))
-    return check("active.gpu-memory", "GPU memory errors" if failed else "GPU memory test clean",
-                 Status.FAIL if failed else Status.PASS, prov=prov, action=Action.RMA if failed else Action.NONE,
-                 evidence=ev)  # fmt: skip
+    return check(
+        "active.gpu-memory",
+        "GPU memory errors" if failed else "GPU memory test clean",
+        Status.FAIL if failed else Status.PASS,
+        prov=prov,
+        action=Action.RMA if failed else Action.NONE,
+        evidence=ev,
+    )
 
 
 def _allreduce_worker(rank: int, world: int, port: int, result_path: str) -> None:
@@ -190,7 +238,9 @@ def run_nccl_allreduce(host: str) -> CheckResult:
     torch, why = _torch_cuda()
     prov = provenance("podium single-node NCCL all-reduce (torch.distributed)", host)
     if torch is None:
-        return check("active.nccl-allreduce", "NCCL all-reduce skipped", Status.SKIPPED, prov=prov, reason=why)
+        return check(
+            "active.nccl-allreduce", "NCCL all-reduce skipped", Status.SKIPPED, prov=prov, reason=why
+        )
     import json
     import socket
     import tempfile
@@ -204,15 +254,22 @@ def run_nccl_allreduce(host: str) -> CheckResult:
     with tempfile.TemporaryDirectory() as d:
         path = f"{d}/result.json"
         mp.spawn(_allreduce_worker, args=(world, port, path), nprocs=world, join=True)
-        res = json.loads(open(path).read())
+        res = json.loads(Path(path).read_text())
     ok = res["correct"]
-    return check("active.nccl-allreduce", f"NCCL all-reduce over {world} GPU(s)" + ("" if ok else ": wrong result"),
-                 Status.PASS if ok else Status.FAIL, prov=prov, action=Action.NONE if ok else Action.DRAIN,
-                 evidence=[(f"bus bandwidth {res['busbw_gbps']} GB/s, {res['bytes']} bytes", res["busbw_gbps"])],
-                 details=res)  # fmt: skip
+    return check(
+        "active.nccl-allreduce",
+        f"NCCL all-reduce over {world} GPU(s)" + ("" if ok else ": wrong result"),
+        Status.PASS if ok else Status.FAIL,
+        prov=prov,
+        action=Action.NONE if ok else Action.DRAIN,
+        evidence=[(f"bus bandwidth {res['busbw_gbps']} GB/s, {res['bytes']} bytes", res["busbw_gbps"])],
+        details=res,
+    )
 
 
-def run_active(runner: CommandRunner, host: str, mode: str, burnin_s: float | None, no_gpu_reason: str | None) -> list[CheckResult]:
+def run_active(
+    runner: CommandRunner, host: str, mode: str, burnin_s: float | None, no_gpu_reason: str | None
+) -> list[CheckResult]:
     """Active checks for ``--full`` (dcgmi -r 3 + 60 s GEMM) and ``--burnin`` (dcgmi -r 4 + N s GEMM)."""
     if no_gpu_reason:
         return skipped_all(host, no_gpu_reason)

@@ -70,7 +70,9 @@ def run_health(
     if replay_dir is not None:
         for d in node_dirs(Path(replay_dir)):
             inputs = load_node(d)
-            report.nodes.append(grade_node(inputs, mode, expected_gpus, expected_ib_rate_gbps, thresholds_path))
+            report.nodes.append(
+                grade_node(inputs, mode, expected_gpus, expected_ib_rate_gbps, thresholds_path)
+            )
         if mode != "quick":
             report.notes.append("replay grades captured outputs only; active checks need a live node")
         return report

@@ -61,7 +61,9 @@ def collect_node(
         out = runner.run(["nvidia-smi", "nvlink", "-s"], timeout=15, name="nvidia-smi-nvlink")
         if out.ok and out.stdout.strip():
             inputs.nvlink = _raw(out)
-        fm = runner.run(["tail", "-c", "2000000", "/var/log/fabricmanager.log"], timeout=10, name="fabricmanager-log")
+        fm = runner.run(
+            ["tail", "-c", "2000000", "/var/log/fabricmanager.log"], timeout=10, name="fabricmanager-log"
+        )
         if fm.ok and fm.stdout.strip():
             inputs.fabric_manager = _raw(fm)
 

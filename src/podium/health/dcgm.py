@@ -11,7 +11,14 @@ from podium.errors import ParseError
 from podium.health.models import DcgmDiag, DcgmTestResult
 
 SOURCE = "dcgmi diag -j"
-_STATUS = {"pass": "pass", "fail": "fail", "warn": "warn", "warning": "warn", "skip": "skip", "skipped": "skip"}
+_STATUS = {
+    "pass": "pass",
+    "fail": "fail",
+    "warn": "warn",
+    "warning": "warn",
+    "skip": "skip",
+    "skipped": "skip",
+}
 
 
 def _status(value: Any) -> str:
@@ -65,7 +72,9 @@ def parse_dcgm_diag(text: str, source: str = SOURCE) -> DcgmDiag:
             or body.get("driver_version_detected")
         )
     else:
-        raise ParseError(source, "neither 'DCGM Diagnostic' (4.x) nor 'DCGM GPU Diagnostic' (3.x) at top level")
+        raise ParseError(
+            source, "neither 'DCGM Diagnostic' (4.x) nor 'DCGM GPU Diagnostic' (3.x) at top level"
+        )
     diag = DcgmDiag(
         schema_shape=shape,
         version=str(version) if version else None,

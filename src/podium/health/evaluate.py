@@ -27,21 +27,38 @@ from podium.health.xid import load_xid_policy
 from podium.models.common import Status
 from podium.models.results import CheckResult
 
-GPU_CHECK_IDS = ("gpu.count", "gpu.ecc", "gpu.memory-remap", "gpu.throttle", "gpu.temperature", "gpu.idle-power",
-                 "gpu.pcie", "gpu.nvlink")  # fmt: skip
+GPU_CHECK_IDS = (
+    "gpu.count",
+    "gpu.ecc",
+    "gpu.memory-remap",
+    "gpu.throttle",
+    "gpu.temperature",
+    "gpu.idle-power",
+    "gpu.pcie",
+    "gpu.nvlink",
+)
 
 
 def _prov(inputs: NodeInputs, raw: RawText):
     return provenance(raw.source, inputs.host, raw.collected_at, raw.raw_output)
 
 
-def _parse(out: list[CheckResult], check_id: str, inputs: NodeInputs, raw: RawText, parser: Callable[..., Any]):
+def _parse(
+    out: list[CheckResult], check_id: str, inputs: NodeInputs, raw: RawText, parser: Callable[..., Any]
+):
     """Run a parser; a ParseError becomes an ``unknown`` result for ``check_id``."""
     try:
         return parser(raw.text, raw.source)
     except ParseError as e:
-        out.append(check(check_id, "Output could not be parsed", Status.UNKNOWN, prov=_prov(inputs, raw),
-                         reason=f"ParseError: {e.problem}"))  # fmt: skip
+        out.append(
+            check(
+                check_id,
+                "Output could not be parsed",
+                Status.UNKNOWN,
+                prov=_prov(inputs, raw),
+                reason=f"ParseError: {e.problem}",
+            )
+        )
         return None
 
 
@@ -70,15 +87,29 @@ def evaluate_passive(
         out += gpu_checks.check_gpus(inventory, inventory_prov, thresholds, expected_gpus)
     elif inputs.no_gpu_reason and not any(c.id == "gpu.inventory" for c in out):
         if expected_gpus:
-            out.append(check("gpu.count", f"No GPU found, {expected_gpus} expected", Status.FAIL,
-                             prov=provenance("nvidia-smi", host), reason=inputs.no_gpu_reason,
-                             details={"action": "drain", "found": 0, "expected": expected_gpus}))  # fmt: skip
+            out.append(
+                check(
+                    "gpu.count",
+                    f"No GPU found, {expected_gpus} expected",
+                    Status.FAIL,
+                    prov=provenance("nvidia-smi", host),
+                    reason=inputs.no_gpu_reason,
+                    details={"action": "drain", "found": 0, "expected": expected_gpus},
+                )
+            )
         for cid in GPU_CHECK_IDS:
             if cid == "gpu.count" and expected_gpus:
                 continue
-            out.append(check(cid, "GPU check skipped", Status.SKIPPED, prov=provenance("nvidia-smi", host),
-                             reason=inputs.no_gpu_reason,
-                             evidence=[("GPU probe", inputs.missing.get("gpu", inputs.no_gpu_reason))]))  # fmt: skip
+            out.append(
+                check(
+                    cid,
+                    "GPU check skipped",
+                    Status.SKIPPED,
+                    prov=provenance("nvidia-smi", host),
+                    reason=inputs.no_gpu_reason,
+                    evidence=[("GPU probe", inputs.missing.get("gpu", inputs.no_gpu_reason))],
+                )
+            )
     if inputs.nvlink is not None:
         report = _parse(out, "gpu.nvlink", inputs, inputs.nvlink, parse_nvlink_status)
         if report is not None:
@@ -90,8 +121,15 @@ def evaluate_passive(
         if lines is not None:
             out += kernel_checks.check_xids(lines, _prov(inputs, inputs.kernel_log), load_xid_policy())
     elif "kernel_log" in inputs.missing:
-        out.append(check("kernel.xid", "Kernel log not readable", Status.UNKNOWN, prov=provenance("journalctl -k / dmesg", host),
-                         reason=inputs.missing["kernel_log"]))  # fmt: skip
+        out.append(
+            check(
+                "kernel.xid",
+                "Kernel log not readable",
+                Status.UNKNOWN,
+                prov=provenance("journalctl -k / dmesg", host),
+                reason=inputs.missing["kernel_log"],
+            )
+        )
 
     # ---- InfiniBand / RoCE: sysfs preferred (it has counters), ibstat otherwise
     ports = None
@@ -101,16 +139,30 @@ def evaluate_passive(
             ports = parse_ib_sysfs(inputs.ib_sysfs, inputs.ib_sysfs_source)
             prov = _prov(inputs, raw)
         except ParseError as e:
-            out.append(check("ib.port-state", "IB sysfs could not be parsed", Status.UNKNOWN, prov=_prov(inputs, raw),
-                             reason=f"ParseError: {e.problem}"))  # fmt: skip
+            out.append(
+                check(
+                    "ib.port-state",
+                    "IB sysfs could not be parsed",
+                    Status.UNKNOWN,
+                    prov=_prov(inputs, raw),
+                    reason=f"ParseError: {e.problem}",
+                )
+            )
     if ports is None and inputs.ibstat is not None:
         ports = _parse(out, "ib.port-state", inputs, inputs.ibstat, parse_ib_tool_output)
         prov = _prov(inputs, inputs.ibstat)
     if ports:
         out += ib_checks.check_ib_ports(ports, prov, thresholds, expected_ib_rate_gbps)
     elif ports is None and not inputs.replay and not any(c.id == "ib.port-state" for c in out):
-        out.append(check("ib.port-state", "No InfiniBand/RoCE device", Status.SKIPPED, prov=provenance(inputs.ib_sysfs_source, host),
-                         reason=inputs.missing.get("ib", "no /sys/class/infiniband devices and no ibstat output")))  # fmt: skip
+        out.append(
+            check(
+                "ib.port-state",
+                "No InfiniBand/RoCE device",
+                Status.SKIPPED,
+                prov=provenance(inputs.ib_sysfs_source, host),
+                reason=inputs.missing.get("ib", "no /sys/class/infiniband devices and no ibstat output"),
+            )
+        )
     if inputs.syslog is not None:
         lines = _parse(out, "ib.link-flaps", inputs, inputs.syslog, parse_kernel_log)
         if lines is not None:
@@ -140,5 +192,7 @@ def evaluate_passive(
         if procs is not None:
             out.append(host_checks.check_d_state(procs, _prov(inputs, inputs.ps), thresholds))
     if not inputs.replay or inputs.governors is not None:
-        out.append(host_checks.check_governor(inputs.governors, provenance(inputs.governor_source, host), thresholds))
+        out.append(
+            host_checks.check_governor(inputs.governors, provenance(inputs.governor_source, host), thresholds)
+        )
     return out

@@ -9,7 +9,9 @@ from podium.errors import ParseError
 from podium.health.models import FabricManagerEntry, FabricManagerLog
 from podium.health.values import ensure_text
 
-_ENTRY = re.compile(r"^\[(?P<ts>[A-Z][a-z]{2} \d{1,2} \d{4} \d{2}:\d{2}:\d{2})\] \[(?P<level>[A-Z]+)\] (?P<msg>.*)$")
+_ENTRY = re.compile(
+    r"^\[(?P<ts>[A-Z][a-z]{2} \d{1,2} \d{4} \d{2}:\d{2}:\d{2})\] \[(?P<level>[A-Z]+)\] (?P<msg>.*)$"
+)
 
 
 def parse_fabric_manager_log(text: str, source: str = "fabricmanager.log") -> FabricManagerLog:

@@ -54,7 +54,9 @@ def parse_ps_states(text: str, source: str = "ps -eo pid=,stat=,comm=") -> list[
     for raw in text.splitlines():
         parts = raw.split(None, 2)
         if len(parts) >= 2 and parts[0].isdigit():
-            out.append(ProcessState(pid=int(parts[0]), state=parts[1], command=parts[2] if len(parts) > 2 else ""))
+            out.append(
+                ProcessState(pid=int(parts[0]), state=parts[1], command=parts[2] if len(parts) > 2 else "")
+            )
     if not out:
         raise ParseError(source, "no 'pid stat comm' lines")
     return out

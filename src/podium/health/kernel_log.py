@@ -19,10 +19,31 @@ from podium.health.values import ensure_text
 
 _LEVELS = ["emerg", "alert", "crit", "err", "warn", "notice", "info", "debug"]
 _FACILITIES = [
-    "kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news",
-    "uucp", "cron", "authpriv", "ftp", "res0", "res1", "res2", "res3",
-    "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7",
-]  # fmt: skip
+    "kern",
+    "user",
+    "mail",
+    "daemon",
+    "auth",
+    "syslog",
+    "lpr",
+    "news",
+    "uucp",
+    "cron",
+    "authpriv",
+    "ftp",
+    "res0",
+    "res1",
+    "res2",
+    "res3",
+    "local0",
+    "local1",
+    "local2",
+    "local3",
+    "local4",
+    "local5",
+    "local6",
+    "local7",
+]
 _DECODE = re.compile(r"^(?P<fac>[a-z0-9]+)\s*:(?P<lvl>[a-z]+)\s*:\s(?P<rest>.*)$")
 _ISO = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"
 # journalctl short-iso(-precise) never uses dmesg's comma before the microseconds
@@ -31,7 +52,9 @@ _ISO_HOST = re.compile(
     r"\s+(?P<host>\S+)\s+(?P<prog>[\w./-]+)(?:\[\d+\])?:(?:\s(?P<msg>.*))?$"
 )
 _ISO_BARE = re.compile(rf"^(?P<ts>{_ISO})\s+(?P<msg>.*)$")
-_CTIME = re.compile(r"^\[(?P<ts>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4})\]\s?(?P<msg>.*)$")
+_CTIME = re.compile(
+    r"^\[(?P<ts>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4})\]\s?(?P<msg>.*)$"
+)
 _UPTIME = re.compile(r"^(?:<(?P<prio>\d+)>)?\[\s*(?P<up>\d+\.\d+)\]\s?(?P<msg>.*)$")
 _KMSG = re.compile(r"^(?P<prio>\d+),(?P<seq>\d+),(?P<usec>\d+),[^;]*;(?P<msg>.*)$")
 _SYSLOG = re.compile(
@@ -71,10 +94,16 @@ def parse_line(line_no: int, raw: str, year: int) -> KernelLogLine:
     if m := _KMSG.match(text):
         fac, lvl = _prio(int(m.group("prio")))
         return line(
-            uptime_s=int(m.group("usec")) / 1e6, facility=fac, level=lvl, message=m.group("msg"), time_format="kmsg"
+            uptime_s=int(m.group("usec")) / 1e6,
+            facility=fac,
+            level=lvl,
+            message=m.group("msg"),
+            time_format="kmsg",
         )
     if (m := _ISO_HOST.match(text)) and (ts := _iso(m.group("ts"))):
-        return line(timestamp=ts, facility=facility or "kern", message=m.group("msg") or "", time_format="journal")
+        return line(
+            timestamp=ts, facility=facility or "kern", message=m.group("msg") or "", time_format="journal"
+        )
     if (m := _ISO_BARE.match(text)) and (ts := _iso(m.group("ts"))):
         return line(timestamp=ts, message=m.group("msg"), time_format="iso")
     if m := _CTIME.match(text):
@@ -83,12 +112,18 @@ def parse_line(line_no: int, raw: str, year: int) -> KernelLogLine:
         except ValueError:
             ts = None
         if ts is not None:
-            return line(timestamp=ts.replace(tzinfo=timezone.utc), message=m.group("msg"), time_format="ctime")
+            return line(
+                timestamp=ts.replace(tzinfo=timezone.utc), message=m.group("msg"), time_format="ctime"
+            )
     if m := _UPTIME.match(text):
         if m.group("prio") is not None:
             facility, level = _prio(int(m.group("prio")))
         return line(
-            uptime_s=float(m.group("up")), facility=facility, level=level, message=m.group("msg"), time_format="uptime"
+            uptime_s=float(m.group("up")),
+            facility=facility,
+            level=level,
+            message=m.group("msg"),
+            time_format="uptime",
         )
     if m := _SYSLOG.match(text):
         try:

@@ -92,8 +92,12 @@ def _gpu(index: int, bus_id: str, g: _Node) -> GpuInfo:
     power_draw = None
     power_limit = None
     if power is not None:
-        power_draw = number(power.get("power_draw") or power.get("instant_power_draw") or power.get("average_power_draw"))
-        power_limit = number(power.get("current_power_limit") or power.get("enforced_power_limit") or power.get("power_limit"))
+        power_draw = number(
+            power.get("power_draw") or power.get("instant_power_draw") or power.get("average_power_draw")
+        )
+        power_limit = number(
+            power.get("current_power_limit") or power.get("enforced_power_limit") or power.get("power_limit")
+        )
     procs = g.find("processes")
     link = ("pci", "gpu_link_info")
     temp = ("temperature",)
@@ -137,7 +141,9 @@ def _gpu(index: int, bus_id: str, g: _Node) -> GpuInfo:
         fabric_status=g.get("fabric", "status"),
         reset_required=yes_no(g.get("gpu_reset_status", "reset_required")),
         drain_and_reset_recommended=yes_no(g.get("gpu_reset_status", "drain_and_reset_recommended")),
-        process_count=(sum(1 for c in procs.children if c.key == "process_id") if procs is not None else None),
+        process_count=(
+            sum(1 for c in procs.children if c.key == "process_id") if procs is not None else None
+        ),
     )
 
 

@@ -92,10 +92,14 @@ def _gpu(index: int, gpu: ET.Element) -> GpuInfo:
         ecc_volatile_uncorrectable=vol_u,
         ecc_aggregate_correctable=agg_c,
         ecc_aggregate_uncorrectable=agg_u,
-        sram_threshold_exceeded=yes_no(_t(ecc, "aggregate/sram_threshold_exceeded", "sram_threshold_exceeded")),
+        sram_threshold_exceeded=yes_no(
+            _t(ecc, "aggregate/sram_threshold_exceeded", "sram_threshold_exceeded")
+        ),
         retired_pages_sbe=integer(_t(gpu, "retired_pages/multiple_single_bit_retirement/retired_count")),
         retired_pages_dbe=integer(_t(gpu, "retired_pages/double_bit_retirement/retired_count")),
-        retired_pages_pending=yes_no(_t(gpu, "retired_pages/pending_retirement", "retired_pages/pending_blacklist")),
+        retired_pages_pending=yes_no(
+            _t(gpu, "retired_pages/pending_retirement", "retired_pages/pending_blacklist")
+        ),
         remapped_rows_correctable=integer(_t(remap, "remapped_row_corr")),
         remapped_rows_uncorrectable=integer(_t(remap, "remapped_row_unc")),
         remap_pending=yes_no(_t(remap, "remapped_row_pending")),

@@ -74,16 +74,24 @@ def collect_nvml() -> GpuInventory | None:
                     persistence_mode=_safe(lambda h=h: n.nvmlDeviceGetPersistenceMode(h) == 1),
                     mig_mode=("Enabled" if mig[0] == 1 else "Disabled") if mig else None,
                     ecc_volatile_uncorrectable=_safe(
-                        lambda h=h: n.nvmlDeviceGetTotalEccErrors(h, n.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, n.NVML_VOLATILE_ECC)
+                        lambda h=h: n.nvmlDeviceGetTotalEccErrors(
+                            h, n.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, n.NVML_VOLATILE_ECC
+                        )
                     ),
                     ecc_volatile_correctable=_safe(
-                        lambda h=h: n.nvmlDeviceGetTotalEccErrors(h, n.NVML_MEMORY_ERROR_TYPE_CORRECTED, n.NVML_VOLATILE_ECC)
+                        lambda h=h: n.nvmlDeviceGetTotalEccErrors(
+                            h, n.NVML_MEMORY_ERROR_TYPE_CORRECTED, n.NVML_VOLATILE_ECC
+                        )
                     ),
                     ecc_aggregate_uncorrectable=_safe(
-                        lambda h=h: n.nvmlDeviceGetTotalEccErrors(h, n.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, n.NVML_AGGREGATE_ECC)
+                        lambda h=h: n.nvmlDeviceGetTotalEccErrors(
+                            h, n.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, n.NVML_AGGREGATE_ECC
+                        )
                     ),
                     ecc_aggregate_correctable=_safe(
-                        lambda h=h: n.nvmlDeviceGetTotalEccErrors(h, n.NVML_MEMORY_ERROR_TYPE_CORRECTED, n.NVML_AGGREGATE_ECC)
+                        lambda h=h: n.nvmlDeviceGetTotalEccErrors(
+                            h, n.NVML_MEMORY_ERROR_TYPE_CORRECTED, n.NVML_AGGREGATE_ECC
+                        )
                     ),
                     remapped_rows_correctable=remap[0] if remap else None,
                     remapped_rows_uncorrectable=remap[1] if remap else None,
@@ -92,15 +100,21 @@ def collect_nvml() -> GpuInventory | None:
                     throttle_reasons={name: bool(reasons & bit) for bit, name in _REASONS.items()}
                     if reasons is not None
                     else {},
-                    temperature_c=_safe(lambda h=h: float(n.nvmlDeviceGetTemperature(h, n.NVML_TEMPERATURE_GPU))),
+                    temperature_c=_safe(
+                        lambda h=h: float(n.nvmlDeviceGetTemperature(h, n.NVML_TEMPERATURE_GPU))
+                    ),
                     slowdown_temperature_c=_safe(
-                        lambda h=h: float(n.nvmlDeviceGetTemperatureThreshold(h, n.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN))
+                        lambda h=h: float(
+                            n.nvmlDeviceGetTemperatureThreshold(h, n.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN)
+                        )
                     ),
                     power_draw_w=power / 1000.0 if power is not None else None,
                     power_limit_w=limit / 1000.0 if limit is not None else None,
                     utilization_gpu_pct=float(util.gpu) if util is not None else None,
                     sm_clock_mhz=_safe(lambda h=h: float(n.nvmlDeviceGetClockInfo(h, n.NVML_CLOCK_SM))),
-                    max_sm_clock_mhz=_safe(lambda h=h: float(n.nvmlDeviceGetMaxClockInfo(h, n.NVML_CLOCK_SM))),
+                    max_sm_clock_mhz=_safe(
+                        lambda h=h: float(n.nvmlDeviceGetMaxClockInfo(h, n.NVML_CLOCK_SM))
+                    ),
                     pcie_gen_current=_safe(lambda h=h: n.nvmlDeviceGetCurrPcieLinkGeneration(h)),
                     pcie_gen_max=_safe(lambda h=h: n.nvmlDeviceGetMaxPcieLinkGeneration(h)),
                     pcie_width_current=_safe(lambda h=h: n.nvmlDeviceGetCurrPcieLinkWidth(h)),

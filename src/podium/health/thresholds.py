@@ -20,7 +20,9 @@ def load_thresholds(path: str | None = None) -> dict[str, Any]:
         if path:
             text = Path(path).read_text(encoding="utf-8")
         else:
-            text = resources.files("podium").joinpath("data/health_thresholds.yaml").read_text(encoding="utf-8")
+            text = (
+                resources.files("podium").joinpath("data/health_thresholds.yaml").read_text(encoding="utf-8")
+            )
         data = yaml.safe_load(text)
     except (OSError, yaml.YAMLError) as e:
         raise InputError(path or "health_thresholds.yaml", f"cannot read thresholds: {e}") from None

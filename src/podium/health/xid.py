@@ -13,7 +13,9 @@ from pydantic import BaseModel
 from podium.health.models import Action, KernelLogLine, XidEvent
 
 _XID = re.compile(r"NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F:.]+)\):\s*(?P<xid>\d+),\s*(?P<rest>.*)$")
-_RECOVERY = re.compile(r"recovery action changed from 0x[0-9a-fA-F]+ \(([^)]*)\) to 0x[0-9a-fA-F]+ \(([^)]*)\)")
+_RECOVERY = re.compile(
+    r"recovery action changed from 0x[0-9a-fA-F]+ \(([^)]*)\) to 0x[0-9a-fA-F]+ \(([^)]*)\)"
+)
 # pid/name differ between otherwise identical repeats of one event
 _VOLATILE = re.compile(r"pid='?[^,']*'?,\s*name=[^,]*,\s*|pid=\d+,?\s*")
 

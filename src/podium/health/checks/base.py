@@ -60,7 +60,9 @@ def check(
     )
 
 
-def provenance(command: str, host: str | None, collected_at=None, raw_output: str | None = None) -> Provenance:
+def provenance(
+    command: str, host: str | None, collected_at=None, raw_output: str | None = None
+) -> Provenance:
     return Provenance(
         command=command,
         host=host,

@@ -14,11 +14,19 @@ def check_mounts(mounts: list[MountEntry], prov: Provenance, required: list[str]
     """Required mountpoints must be mounted; '/' must not have gone read-only."""
     present = {m.mountpoint for m in mounts}
     missing = [mp for mp in required if mp not in present]
-    root_ro = [m for m in mounts if m.mountpoint == "/" and "ro" in m.options and m.fstype not in ("overlay", "rootfs")]
-    ev = [(f"{mp} not mounted", mp) for mp in missing] + [(f"/ mounted read-only ({m.device})", "ro") for m in root_ro]
+    root_ro = [
+        m
+        for m in mounts
+        if m.mountpoint == "/" and "ro" in m.options and m.fstype not in ("overlay", "rootfs")
+    ]
+    ev = [(f"{mp} not mounted", mp) for mp in missing] + [
+        (f"/ mounted read-only ({m.device})", "ro") for m in root_ro
+    ]
     return check(
         "host.mounts",
-        "Mount problems" if ev else f"{len(mounts)} mounts; required present: {', '.join(required) or '(none declared)'}",
+        "Mount problems"
+        if ev
+        else f"{len(mounts)} mounts; required present: {', '.join(required) or '(none declared)'}",
         Status.FAIL if ev else Status.PASS,
         prov=prov,
         action=Action.DRAIN if ev else Action.NONE,
@@ -40,8 +48,13 @@ def check_disk(usage: list[DiskUsage], prov: Provenance, thresholds: dict[str, A
             if status == Status.PASS:
                 status = Status.WARN
     if not watched:
-        return check("host.disk", "No watched filesystem found", Status.UNKNOWN, prov=prov,
-                     reason=f"none of {', '.join(t['mountpoints'])} in df output")  # fmt: skip
+        return check(
+            "host.disk",
+            "No watched filesystem found",
+            Status.UNKNOWN,
+            prov=prov,
+            reason=f"none of {', '.join(t['mountpoints'])} in df output",
+        )
     return check(
         "host.disk",
         "Disk space low" if ev else "Disk space fine",
@@ -55,7 +68,9 @@ def check_disk(usage: list[DiskUsage], prov: Provenance, thresholds: dict[str, A
 def check_d_state(procs: list[ProcessState], prov: Provenance, thresholds: dict[str, Any]) -> CheckResult:
     t = thresholds["d_state"]
     stuck = [p for p in procs if p.state.startswith("D")]
-    status = Status.FAIL if len(stuck) >= t["fail"] else Status.WARN if len(stuck) >= t["warn"] else Status.PASS
+    status = (
+        Status.FAIL if len(stuck) >= t["fail"] else Status.WARN if len(stuck) >= t["warn"] else Status.PASS
+    )
     return check(
         "host.d-state",
         f"{len(stuck)} process(es) in uninterruptible sleep" if stuck else "No D-state processes",
@@ -71,8 +86,13 @@ def check_d_state(procs: list[ProcessState], prov: Provenance, thresholds: dict[
 def check_governor(values: list[str] | None, prov: Provenance, thresholds: dict[str, Any]) -> CheckResult:
     expected = thresholds["cpu_governor"]["expected"]
     if not values:
-        return check("host.cpu-governor", "CPU frequency governor not available", Status.SKIPPED, prov=prov,
-                     reason="no /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor (VM or cpufreq disabled)")  # fmt: skip
+        return check(
+            "host.cpu-governor",
+            "CPU frequency governor not available",
+            Status.SKIPPED,
+            prov=prov,
+            reason="no /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor (VM or cpufreq disabled)",
+        )
     counts: dict[str, int] = {}
     for v in values:
         counts[v.strip()] = counts.get(v.strip(), 0) + 1
@@ -84,5 +104,7 @@ def check_governor(values: list[str] | None, prov: Provenance, thresholds: dict[
         prov=prov,
         severity=Severity.LOW if other else None,
         evidence=[(f"{n} CPU(s) on governor {g}", g) for g, n in sorted(counts.items())],
-        remediation=f"Set the '{expected}' governor (cpupower frequency-set -g {expected})." if other else None,
+        remediation=f"Set the '{expected}' governor (cpupower frequency-set -g {expected})."
+        if other
+        else None,
     )

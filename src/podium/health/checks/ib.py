@@ -32,13 +32,17 @@ def check_ib_ports(
     out.append(
         check(
             "ib.port-state",
-            f"{len(down)} of {len(ports)} IB/RoCE port(s) not active" if down else f"{len(ports)} IB/RoCE port(s) active",
+            f"{len(down)} of {len(ports)} IB/RoCE port(s) not active"
+            if down
+            else f"{len(ports)} IB/RoCE port(s) active",
             Status.FAIL if down else Status.PASS,
             prov=prov,
             action=Action.DRAIN if down else Action.NONE,
             evidence=[(f"{_name(p)} state {p.state}, physical {p.physical_state}", p.state) for p in down]
             or [("ports active", len(ports))],
-            remediation="Check cable/transceiver and the switch port; `ibstat`, `mlxlink -d <dev>`." if down else None,
+            remediation="Check cable/transceiver and the switch port; `ibstat`, `mlxlink -d <dev>`."
+            if down
+            else None,
         )
     )
     up = [p for p in ports if p not in down and p.rate_gbps is not None]
@@ -46,7 +50,9 @@ def check_ib_ports(
     if expected_rate_gbps is not None:
         for p in up:
             if p.link_layer in (None, "InfiniBand") and p.rate_gbps < expected_rate_gbps:
-                ev.append((f"{_name(p)} at {p.rate_gbps:g} Gb/s, expected {expected_rate_gbps:g}", p.rate_gbps))
+                ev.append(
+                    (f"{_name(p)} at {p.rate_gbps:g} Gb/s, expected {expected_rate_gbps:g}", p.rate_gbps)
+                )
                 status, action = Status.FAIL, Action.DRAIN
     else:  # no expectation given: a port slower than its siblings of the same HCA type and link layer
         groups: dict[tuple, list[IbPort]] = {}
@@ -63,7 +69,9 @@ def check_ib_ports(
         out.append(
             check(
                 "ib.rate",
-                "IB/RoCE link rate below expected" if ev else f"Link rates {', '.join(f'{r:g}' for r in rates)} Gb/s",
+                "IB/RoCE link rate below expected"
+                if ev
+                else f"Link rates {', '.join(f'{r:g}' for r in rates)} Gb/s",
                 status,
                 prov=prov,
                 action=action,
@@ -107,7 +115,9 @@ def check_ib_ports(
 def check_link_flaps(lines: list[KernelLogLine], prov: Provenance, thresholds: dict[str, Any]) -> CheckResult:
     flaps = [ln for ln in lines if _FLAP.search(ln.message)]
     t = thresholds["ib_link_flaps"]
-    status = Status.FAIL if len(flaps) >= t["fail"] else Status.WARN if len(flaps) >= t["warn"] else Status.PASS
+    status = (
+        Status.FAIL if len(flaps) >= t["fail"] else Status.WARN if len(flaps) >= t["warn"] else Status.PASS
+    )
     return check(
         "ib.link-flaps",
         f"{len(flaps)} IB/RoCE link flap(s) in the log" if flaps else "No IB/RoCE link flaps in the log",

@@ -14,9 +14,15 @@ def check_xids(lines: list[KernelLogLine], prov: Provenance, policy: XidPolicy) 
     events = extract_xids(lines)
     if not events:
         return [
-            check("kernel.xid", "No NVIDIA Xid events in the kernel log", Status.PASS, prov=prov,
-                  evidence=[("kernel log lines scanned", len(lines))], details={"policy_version": policy.version})
-        ]  # fmt: skip
+            check(
+                "kernel.xid",
+                "No NVIDIA Xid events in the kernel log",
+                Status.PASS,
+                prov=prov,
+                evidence=[("kernel log lines scanned", len(lines))],
+                details={"policy_version": policy.version},
+            )
+        ]
     out = []
     for xid in sorted({e.xid for e in events}):
         evs = [e for e in events if e.xid == xid]

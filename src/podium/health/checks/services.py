@@ -29,7 +29,10 @@ def check_fabric_manager(log: FabricManagerLog, prov: Provenance) -> CheckResult
         action=Action.DRAIN if fatal else Action.NONE,
         severity=Severity.LOW if status == Status.WARN else None,
         evidence=[
-            (f"line {e.line_no} {e.timestamp.isoformat() if e.timestamp else ''} [{e.level}] {e.message[:160]}", e.line_no)
+            (
+                f"line {e.line_no} {e.timestamp.isoformat() if e.timestamp else ''} [{e.level}] {e.message[:160]}",
+                e.line_no,
+            )
             for e in shown[:10]
         ]
         or [("log entries", len(log.entries))],
@@ -40,8 +43,13 @@ def check_fabric_manager(log: FabricManagerLog, prov: Provenance) -> CheckResult
 def check_dcgm(diag: DcgmDiag, prov: Provenance) -> CheckResult:
     """Any failed test fails; a hardware/memory failure asks for RMA, others for drain."""
     if diag.runtime_error and not diag.results:
-        return check("dcgm.diag", "DCGM diagnostic did not run", Status.UNKNOWN, prov=prov,
-                     reason=f"dcgmi runtime error: {diag.runtime_error[:200]}")  # fmt: skip
+        return check(
+            "dcgm.diag",
+            "DCGM diagnostic did not run",
+            Status.UNKNOWN,
+            prov=prov,
+            reason=f"dcgmi runtime error: {diag.runtime_error[:200]}",
+        )
     fails = [r for r in diag.results if r.status == "fail"]
     warns = [r for r in diag.results if r.status == "warn"]
     hardware = [r for r in fails if r.category.lower() == "hardware" or "memory" in r.test.lower()]
@@ -55,7 +63,11 @@ def check_dcgm(diag: DcgmDiag, prov: Provenance) -> CheckResult:
         prov=prov,
         action=action,
         evidence=[
-            (f"{r.category}/{r.test} {r.entity}: {r.status}" + (f": {'; '.join(r.warnings)[:200]}" if r.warnings else ""), r.status)
+            (
+                f"{r.category}/{r.test} {r.entity}: {r.status}"
+                + (f": {'; '.join(r.warnings)[:200]}" if r.warnings else ""),
+                r.status,
+            )
             for r in (fails + warns)[:20]
         ]
         or [("tests passed", passed)],

@@ -38,7 +38,11 @@ def render_manifests(
     )
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "podium-health", "namespace": namespace}},
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": "podium-health", "namespace": namespace},
+        },
         {
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "ClusterRole",
@@ -52,7 +56,11 @@ def render_manifests(
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "ClusterRoleBinding",
             "metadata": {"name": "podium-health"},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "podium-health"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "podium-health",
+            },
             "subjects": [{"kind": "ServiceAccount", "name": "podium-health", "namespace": namespace}],
         },
         {
@@ -74,11 +82,17 @@ def render_manifests(
                                 "image": image,
                                 "command": ["/bin/sh", "-c", script],
                                 "env": [
-                                    {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+                                    {
+                                        "name": "NODE_NAME",
+                                        "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}},
+                                    },
                                     {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
                                 ],
                                 "securityContext": {"privileged": True},
-                                "resources": {"requests": {"cpu": "50m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
+                                "resources": {
+                                    "requests": {"cpu": "50m", "memory": "128Mi"},
+                                    "limits": {"memory": "512Mi"},
+                                },
                                 "volumeMounts": [
                                     {"name": "sys", "mountPath": "/sys", "readOnly": True},
                                     {"name": "varlog", "mountPath": "/var/log", "readOnly": True},
@@ -89,7 +103,13 @@ def render_manifests(
                         "volumes": [
                             {"name": "sys", "hostPath": {"path": "/sys"}},
                             {"name": "varlog", "hostPath": {"path": "/var/log"}},
-                            {"name": "textfile", "hostPath": {"path": "/var/lib/node_exporter/textfile", "type": "DirectoryOrCreate"}},
+                            {
+                                "name": "textfile",
+                                "hostPath": {
+                                    "path": "/var/lib/node_exporter/textfile",
+                                    "type": "DirectoryOrCreate",
+                                },
+                            },
                         ],
                     },
                 },
@@ -110,7 +130,11 @@ def node_patch(node: NodeHealth) -> dict[str, Any]:
             "conditions": [
                 {
                     "type": CONDITION,
-                    "status": "True" if node.verdict == Verdict.PASS else "False" if node.verdict == Verdict.FAIL else "Unknown",
+                    "status": "True"
+                    if node.verdict == Verdict.PASS
+                    else "False"
+                    if node.verdict == Verdict.FAIL
+                    else "Unknown",
                     "reason": f"Verdict{node.verdict.value.capitalize()}",
                     "message": f"podium health: {node.verdict.value}, action {node.action.value}",
                 }

@@ -22,14 +22,22 @@ def render_prometheus(report: HealthReport) -> str:
     ]
     for n in report.nodes:
         for v in Verdict:
-            lines.append(f'podium_health_verdict{{host="{_esc(n.host)}",verdict="{v.value}"}} {int(n.verdict == v)}')
-    lines += ["# HELP podium_health_action 1 for the action podium recommends for the node.",
-              "# TYPE podium_health_action gauge"]  # fmt: skip
+            lines.append(
+                f'podium_health_verdict{{host="{_esc(n.host)}",verdict="{v.value}"}} {int(n.verdict == v)}'
+            )
+    lines += [
+        "# HELP podium_health_action 1 for the action podium recommends for the node.",
+        "# TYPE podium_health_action gauge",
+    ]
     for n in report.nodes:
         for a in Action:
-            lines.append(f'podium_health_action{{host="{_esc(n.host)}",action="{a.value}"}} {int(n.action == a)}')
-    lines += ["# HELP podium_health_check_status 1 for each check's current status.",
-              "# TYPE podium_health_check_status gauge"]  # fmt: skip
+            lines.append(
+                f'podium_health_action{{host="{_esc(n.host)}",action="{a.value}"}} {int(n.action == a)}'
+            )
+    lines += [
+        "# HELP podium_health_check_status 1 for each check's current status.",
+        "# TYPE podium_health_check_status gauge",
+    ]
     for n in report.nodes:
         for c in n.checks:
             lines.append(
@@ -40,14 +48,20 @@ def render_prometheus(report: HealthReport) -> str:
         for s in Status:
             count = sum(1 for c in n.checks if c.status == s)
             lines.append(f'podium_health_checks{{host="{_esc(n.host)}",status="{s.value}"}} {count}')
-    lines += ["# HELP podium_health_duration_seconds Time the health run took.",
-              "# TYPE podium_health_duration_seconds gauge"]  # fmt: skip
+    lines += [
+        "# HELP podium_health_duration_seconds Time the health run took.",
+        "# TYPE podium_health_duration_seconds gauge",
+    ]
     for n in report.nodes:
         lines.append(f'podium_health_duration_seconds{{host="{_esc(n.host)}"}} {n.duration_s or 0:g}')
-    lines += ["# HELP podium_health_last_run_timestamp_seconds Unix time of the health run.",
-              "# TYPE podium_health_last_run_timestamp_seconds gauge"]  # fmt: skip
+    lines += [
+        "# HELP podium_health_last_run_timestamp_seconds Unix time of the health run.",
+        "# TYPE podium_health_last_run_timestamp_seconds gauge",
+    ]
     for n in report.nodes:
-        lines.append(f'podium_health_last_run_timestamp_seconds{{host="{_esc(n.host)}"}} {n.collected_at.timestamp():.3f}')
+        lines.append(
+            f'podium_health_last_run_timestamp_seconds{{host="{_esc(n.host)}"}} {n.collected_at.timestamp():.3f}'
+        )
     return "\n".join(lines) + "\n"
 
 
