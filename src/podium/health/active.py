@@ -76,11 +76,19 @@ def _torch_cuda():
 
 
 def gemm_checksum_loop(
-    torch: Any, device: str, duration_s: float, size: int = 8192, watch=None
+    torch: Any,
+    device: str,
+    duration_s: float,
+    size: int = 8192,
+    watch=None,
+    matmul=None,
+    min_iterations: int = 2,
 ) -> dict[str, Any]:
     """Repeat one bf16 GEMM on fixed inputs for ``duration_s``; every result's checksum must equal the
     first one (a silent data corruption shows up as a different sum). ``watch()`` is polled for
-    throttle reasons. Works on CPU too (for tests), with float32."""
+    throttle reasons. ``matmul`` replaces ``a @ b`` (tests inject a faulty one). Works on CPU too,
+    with float32."""
+    matmul = matmul or (lambda x, y: x @ y)
     dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
     g = torch.Generator(device="cpu").manual_seed(1234)
     a = torch.randn(size, size, generator=g).to(device=device, dtype=dtype)
@@ -92,7 +100,7 @@ def gemm_checksum_loop(
     flop_time = 0.0
     while True:
         t1 = time.monotonic()
-        c = a @ b
+        c = matmul(a, b)
         s = float(c.double().sum().item())  # .item() synchronises the device
         flop_time += time.monotonic() - t1
         iters += 1
@@ -102,7 +110,7 @@ def gemm_checksum_loop(
             mismatches += 1
         if watch is not None and iters % 10 == 0:
             throttles |= set(watch())
-        if time.monotonic() - t0 >= duration_s:
+        if time.monotonic() - t0 >= duration_s and iters >= min_iterations:
             break
     tflops = 2 * size**3 * iters / flop_time / 1e12 if flop_time else 0.0
     return {
@@ -170,6 +178,24 @@ def run_gemm_stress(host: str, duration_s: float) -> CheckResult:
     )
 
 
+_PATTERN = 0x5A5A5A5A5A5A5A5A
+
+
+def pattern_check(torch: Any, device: str, n_words: int, chunk_words: int = 1 << 28, corrupt=None) -> int:
+    """Write ``n_words`` 64-bit words (address XOR pattern) chunk by chunk, read each back, count
+    mismatches. ``corrupt(tensor)`` lets tests flip bits between the write and the read."""
+    errors = 0
+    for start in range(0, n_words, chunk_words):
+        m = min(chunk_words, n_words - start)
+        addr = torch.arange(start, start + m, device=device, dtype=torch.int64)
+        stored = addr ^ _PATTERN
+        if corrupt is not None:
+            corrupt(stored)
+        errors += int(((stored ^ _PATTERN) != addr).sum().item())
+        del addr, stored
+    return errors
+
+
 def run_memory_test(host: str, fraction: float = 0.8) -> CheckResult:
     """Fill most of each GPU's free memory with a position-dependent pattern and read it back."""
     torch, why = _torch_cuda()
@@ -178,17 +204,9 @@ def run_memory_test(host: str, fraction: float = 0.8) -> CheckResult:
         return check("active.gpu-memory", "GPU memory test skipped", Status.SKIPPED, prov=prov, reason=why)
     ev, failed = [], False
     for i in range(torch.cuda.device_count()):
-        dev = f"cuda:{i}"
         free, _total = torch.cuda.mem_get_info(i)
         n = int(free * fraction) // 8
-        chunk = 1 << 28
-        errors = 0
-        for start in range(0, n, chunk):
-            m = min(chunk, n - start)
-            x = torch.arange(start, start + m, device=dev, dtype=torch.int64)
-            y = x ^ 0x5A5A5A5A5A5A5A5A
-            errors += int(((y ^ 0x5A5A5A5A5A5A5A5A) != x).sum().item())
-            del x, y
+        errors = pattern_check(torch, f"cuda:{i}", n)
         torch.cuda.empty_cache()
         failed |= errors > 0
         ev.append((f"GPU {i}: {n * 8 / 2**30:.1f} GiB tested, {errors} mismatches", errors))
@@ -202,7 +220,10 @@ def run_memory_test(host: str, fraction: float = 0.8) -> CheckResult:
     )
 
 
-def _allreduce_worker(rank: int, world: int, port: int, result_path: str) -> None:
+def allreduce_worker(
+    rank: int, world: int, port: int, result_path: str, backend: str = "nccl", numel: int = 64 * 1024 * 1024
+) -> None:
+    """One rank of the all-reduce test (256 MiB fp32 by default). ``backend='gloo'`` runs on CPU."""
     import json
     import os
 
@@ -210,18 +231,25 @@ def _allreduce_worker(rank: int, world: int, port: int, result_path: str) -> Non
     import torch.distributed as dist
 
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    torch.cuda.set_device(rank)
-    dist.init_process_group("nccl", rank=rank, world_size=world)
-    x = torch.ones(64 * 1024 * 1024, device=f"cuda:{rank}", dtype=torch.float32)  # 256 MiB
+    cuda = backend == "nccl"
+    if cuda:
+        torch.cuda.set_device(rank)
+    dist.init_process_group(backend, rank=rank, world_size=world)
+    x = torch.ones(numel, device=f"cuda:{rank}" if cuda else "cpu", dtype=torch.float32)
+
+    def sync() -> None:
+        if cuda:
+            torch.cuda.synchronize()
+
     for _ in range(3):
         dist.all_reduce(x)
         x.fill_(1.0)
-    torch.cuda.synchronize()
+    sync()
     iters = 10
     t0 = time.monotonic()
     for _ in range(iters):
         dist.all_reduce(x)
-    torch.cuda.synchronize()
+    sync()
     dt = (time.monotonic() - t0) / iters
     x.fill_(1.0)
     dist.all_reduce(x)
@@ -253,7 +281,7 @@ def run_nccl_allreduce(host: str) -> CheckResult:
         port = s.getsockname()[1]
     with tempfile.TemporaryDirectory() as d:
         path = f"{d}/result.json"
-        mp.spawn(_allreduce_worker, args=(world, port, path), nprocs=world, join=True)
+        mp.spawn(allreduce_worker, args=(world, port, path), nprocs=world, join=True)
         res = json.loads(Path(path).read_text())
     ok = res["correct"]
     return check(
