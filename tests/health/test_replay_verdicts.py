@@ -215,3 +215,36 @@ def test_cluster_replay_dir_and_cli_exit_codes(tmp_path, capsys):
     assert main(["health", "--replay", str(tmp_path / "bad"), "--fail-on", "never"]) == 0
     assert main(["health", "--replay", str(tmp_path / "nope")]) == 2
     assert main(["health", "--quick", "--full"]) == 2
+
+
+def test_nvlink_error_counters(tmp_path):
+    d = tmp_path / "nv"
+    d.mkdir()
+    # `nvidia-smi nvlink -e` layout; link 1 of GPU 0 retrained 3 times
+    (d / "nvidia-smi-nvlink-errors.txt").write_text(
+        "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5269b708-678a-b1a8-60f0-c90406537486)\n"
+        "\t Link 0: Replay Errors: 0\n\t Link 0: Recovery Errors: 0\n\t Link 0: CRC Errors: 0\n"
+        "\t Link 1: Replay Errors: 2\n\t Link 1: Recovery Errors: 3\n\t Link 1: CRC Errors: 0\n"
+    )
+    node = run_health(replay_dir=d).nodes[0]
+    c = next(c for c in node.checks if c.id == "gpu.nvlink-errors")
+    assert (c.status.value, [e.summary for e in c.evidence]) == (
+        "warn",
+        ["GPU/link 0/1 recovery errors = 3 (warn at 1)"],
+    )
+    assert (node.verdict, node.action) == (Verdict.WARN, Action.NONE)
+
+
+def test_live_lookback_window_drops_old_xids():
+    from datetime import datetime, timezone
+
+    from podium.health.evaluate import within_lookback
+    from podium.health.kernel_log import parse_kernel_log
+
+    lines = parse_kernel_log(
+        "2025-01-20T04:00:00,000000+00:00 NVRM: Xid (PCI:0000:38:00): 79, GPU has fallen off the bus.\n"
+        "2025-01-21T04:00:00,000000+00:00 NVRM: Xid (PCI:0000:38:00): 48, DBE\n"
+        "[  12.5] NVRM: Xid (PCI:0000:38:00): 95, uncontained\n"
+    )
+    kept = within_lookback(lines, 24, now=datetime(2025, 1, 21, 12, 0, tzinfo=timezone.utc))
+    assert [ln.line_no for ln in kept] == [2, 3]

@@ -61,6 +61,9 @@ def collect_node(
         out = runner.run(["nvidia-smi", "nvlink", "-s"], timeout=15, name="nvidia-smi-nvlink")
         if out.ok and out.stdout.strip():
             inputs.nvlink = _raw(out)
+            err = runner.run(["nvidia-smi", "nvlink", "-e"], timeout=15, name="nvidia-smi-nvlink-e")
+            if err.ok and err.stdout.strip():
+                inputs.nvlink_errors = _raw(err)
         fm = runner.run(
             ["tail", "-c", "2000000", "/var/log/fabricmanager.log"], timeout=10, name="fabricmanager-log"
         )

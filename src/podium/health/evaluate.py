@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from podium.errors import ParseError
@@ -62,6 +63,12 @@ def _parse(
         return None
 
 
+def within_lookback(lines: list, hours: float, now: datetime | None = None) -> list:
+    """Live runs grade the look-back window only; lines without a wall-clock time are kept."""
+    cutoff = (now or datetime.now(timezone.utc)) - timedelta(hours=hours)
+    return [ln for ln in lines if ln.timestamp is None or ln.timestamp >= cutoff]
+
+
 def evaluate_passive(
     inputs: NodeInputs,
     thresholds: dict[str, Any],
@@ -114,10 +121,18 @@ def evaluate_passive(
         report = _parse(out, "gpu.nvlink", inputs, inputs.nvlink, parse_nvlink_status)
         if report is not None:
             out += gpu_checks.check_nvlink(report, _prov(inputs, inputs.nvlink))
+    if inputs.nvlink_errors is not None:
+        report = _parse(out, "gpu.nvlink-errors", inputs, inputs.nvlink_errors, parse_nvlink_status)
+        if report is not None:
+            out.append(
+                gpu_checks.check_nvlink_errors(report, _prov(inputs, inputs.nvlink_errors), thresholds)
+            )
 
     # ---- kernel log: Xid
     if inputs.kernel_log is not None:
         lines = _parse(out, "kernel.xid", inputs, inputs.kernel_log, parse_kernel_log)
+        if lines is not None and not inputs.replay:
+            lines = within_lookback(lines, thresholds.get("kernel_log_lookback_hours", 24))
         if lines is not None:
             out += kernel_checks.check_xids(lines, _prov(inputs, inputs.kernel_log), load_xid_policy())
     elif "kernel_log" in inputs.missing:

@@ -27,6 +27,7 @@ class NodeInputs:
     nvidia_smi_xml: RawText | None = None
     nvidia_smi_text: RawText | None = None
     nvlink: RawText | None = None
+    nvlink_errors: RawText | None = None
     ibstat: RawText | None = None
     ib_sysfs: dict[str, str] | None = None
     ib_sysfs_source: str = "/sys/class/infiniband"

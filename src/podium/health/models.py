@@ -108,6 +108,10 @@ class NvLinkState(BaseModel):
 class NvLinkReport(BaseModel):
     gpus: dict[int, str] = Field(default_factory=dict, description="GPU index -> name")
     links: list[NvLinkState] = Field(default_factory=list)
+    errors: dict[str, dict[str, int]] = Field(
+        default_factory=dict,
+        description="'gpu/link' -> {'replay': n, 'recovery': n, 'crc': n} from nvlink -e",
+    )
 
 
 # ---------------------------------------------------------------------------------------- InfiniBand

@@ -11,10 +11,12 @@ from podium.health.values import ensure_text
 SOURCE = "nvidia-smi nvlink -s"
 _GPU = re.compile(r"^GPU (\d+): (.+?)(?: \(UUID: [^)]*\))?\s*$")
 _LINK = re.compile(r"^\s+Link (\d+): (.+?)\s*$")
+_ERR = re.compile(r"^\s+Link (\d+): ([A-Za-z ]+?) Errors?\s*:\s*(\d+)\s*$")
 
 
 def parse_nvlink_status(text: str, source: str = SOURCE) -> NvLinkReport:
-    """Parse per-GPU NVLink lines ('Link 3: 25 GB/s' or 'Link 3: <inactive>')."""
+    """Parse ``nvidia-smi nvlink -s`` ('Link 3: 25 GB/s' / 'Link 3: <inactive>') and ``-e``
+    ('Link 3: CRC Errors: 0') lines; both may be in one text."""
     ensure_text(text, source, "nvlink status output")
     report = NvLinkReport()
     current: int | None = None
@@ -25,6 +27,11 @@ def parse_nvlink_status(text: str, source: str = SOURCE) -> NvLinkReport:
         if m:
             current = int(m.group(1))
             report.gpus[current] = m.group(2)
+            continue
+        m = _ERR.match(raw)
+        if m and current is not None:  # `nvidia-smi nvlink -e` lines
+            key = (current, int(m.group(1)))
+            report.errors.setdefault(f"{key[0]}/{key[1]}", {})[m.group(2).strip().lower()] = int(m.group(3))
             continue
         m = _LINK.match(raw)
         if m and current is not None:

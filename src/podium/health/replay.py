@@ -6,6 +6,7 @@ File naming convention (any subset may be present):
 ``nvidia-smi-q.xml``               ``nvidia-smi -q -x``
 ``nvidia-smi-q.txt``               ``nvidia-smi -q`` (used when there is no XML)
 ``nvidia-smi-nvlink.txt``          ``nvidia-smi nvlink -s``
+``nvidia-smi-nvlink-errors.txt``   ``nvidia-smi nvlink -e`` (replay/recovery/CRC counters)
 ``ibstat.txt``                     ``ibstat`` or ``ibstatus``
 ``sys/class/infiniband/...``       a copied sysfs subtree (preferred over ibstat: it has counters)
 ``ib-sysfs.json``                  a {sysfs path: content} JSON map (facebookresearch/gcm format)
@@ -37,6 +38,7 @@ FILES = {
     "nvidia_smi_xml": "nvidia-smi-q.xml",
     "nvidia_smi_text": "nvidia-smi-q.txt",
     "nvlink": "nvidia-smi-nvlink.txt",
+    "nvlink_errors": "nvidia-smi-nvlink-errors.txt",
     "ibstat": "ibstat.txt",
     "kernel_log": "dmesg.txt",
     "syslog": "syslog.txt",

@@ -429,8 +429,34 @@ def check_gpus(
     return out
 
 
+def check_nvlink_errors(report: NvLinkReport, prov: Provenance, thresholds: dict[str, Any]) -> CheckResult:
+    """NVLink replay/recovery/CRC error counters from ``nvidia-smi nvlink -e``."""
+    limits = {k: v for k, v in thresholds["nvlink_errors"].items() if k != "source"}
+    ev, status = [], Status.PASS
+    for link, counters in sorted(report.errors.items()):
+        for name, value in sorted(counters.items()):
+            warn_at, fail_at = limits.get(name, (None, None))
+            if fail_at is not None and value >= fail_at:
+                ev.append((f"GPU/link {link} {name} errors = {value} (fail at {fail_at})", value))
+                status = Status.FAIL
+            elif warn_at is not None and value >= warn_at:
+                ev.append((f"GPU/link {link} {name} errors = {value} (warn at {warn_at})", value))
+                if status == Status.PASS:
+                    status = Status.WARN
+    return check(
+        "gpu.nvlink-errors",
+        "NVLink error counters above thresholds" if ev else "NVLink error counters clean",
+        status,
+        prov=prov,
+        action=Action.RESET_GPU if status == Status.FAIL else Action.NONE,
+        evidence=ev or [("links with counters", len(report.errors))],
+    )
+
+
 def check_nvlink(report: NvLinkReport, prov: Provenance) -> list[CheckResult]:
     """Inactive links, or links slower than the GPU's fastest, fail (a GPU reset retrains them)."""
+    if not report.links and report.errors:
+        return []
     if not report.links:
         return [
             check(
