@@ -248,3 +248,26 @@ def test_live_lookback_window_drops_old_xids():
     )
     kept = within_lookback(lines, 24, now=datetime(2025, 1, 21, 12, 0, tzinfo=timezone.utc))
     assert [ln.line_no for ln in kept] == [2, 3]
+
+
+def test_dcgm_runtime_error_is_unknown_and_unknown_154_action_drains(tmp_path):
+    d = tmp_path / "dcgm-err"
+    d.mkdir()
+    (d / "dcgmi-diag.json").write_text(
+        '{"DCGM Diagnostic": {"runtime_error": "Unable to connect to host engine"}}'
+    )
+    node = run_health(replay_dir=d).nodes[0]
+    c = next(c for c in node.checks if c.id == "dcgm.diag")
+    assert (c.status.value, c.reason) == ("unknown", "dcgmi runtime error: Unable to connect to host engine")
+    assert (node.verdict, node.action) == (Verdict.UNKNOWN, Action.NONE)
+    d2 = tmp_path / "x154"
+    d2.mkdir()
+    (d2 / "dmesg.txt").write_text(
+        "[  99.1] NVRM: Xid (PCI:0000:02:00): 154, GPU recovery action changed from 0x0 (None) to 0x9 (Future Action)\n"
+    )
+    c = next(c for c in run_health(replay_dir=d2).nodes[0].checks if c.id == "kernel.xid.154")
+    assert (c.status.value, c.details["action"], c.details["recovery_action"]) == (
+        "fail",
+        "drain",
+        "Future Action",
+    )

@@ -4,7 +4,7 @@ Measures ``run_health`` on a full replay directory built from the real fixtures 
 NVLink status, the gpud H100 sysfs IB tree, a 254 KB boot dmesg, fabric manager log, DCGM JSON, syslog)
 and a live ``--quick`` run on this machine. Prints JSON and writes it to benchmarks/results/.
 
-    python benchmarks/health_passive.py [--repeat 20]
+    python benchmarks/bench_health_passive.py [--repeat 20]
 """
 
 from __future__ import annotations
