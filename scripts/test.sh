@@ -29,6 +29,8 @@ VENV=${PODIUM_VENV:-$ROOT/.venv}
 . "$VENV/bin/activate"
 python -m pip install -q --upgrade pip 2>/dev/null || true
 python -m pip install -q -e ".[dev]"
+# health: DaemonSet manifest validation and the active checks' CPU tests (torch CPU wheel, pinned)
+python -m pip install -q kubernetes-validate "torch==2.13.0" numpy
 
 # ---------------------------------------------------------------- services
 cleanup() {

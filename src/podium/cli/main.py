@@ -36,9 +36,9 @@ def _root(
 
 def _register() -> None:
     # One line per command group; each module exposes `register(app)`.
-    from podium.cli import advisories, audit, checks, facts, schema
+    from podium.cli import advisories, audit, checks, facts, health, schema
 
-    for module in (schema, facts, audit, advisories, checks):
+    for module in (schema, facts, audit, advisories, checks, health):
         module.register(app)
 
 

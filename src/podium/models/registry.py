@@ -18,6 +18,8 @@ MODELS: dict[str, str] = {
     "AdvisoryMatch": "podium.advisories.model:AdvisoryMatch",
     "CheckInfo": "podium.checks.model:CheckInfo",
     "ChecksReport": "podium.checks.model:ChecksReport",
+    "HealthReport": "podium.health.models:HealthReport",
+    "NodeHealth": "podium.health.models:NodeHealth",
 }
 
 

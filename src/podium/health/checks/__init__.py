@@ -1,0 +1,1 @@
+"""Grading: parsed models -> CheckResult. Each result carries ``details['action']`` for the verdict."""

@@ -1,0 +1,1 @@
+"""Scheduler and monitoring integrations: Slurm, Kubernetes, Prometheus textfile."""
