@@ -16,8 +16,21 @@ from datetime import datetime, timezone
 
 from podium.models.facts import ComponentFact, NodeFacts
 
-DRIVERS = ["535.104.05", "535.161.08", "535.183.01", "550.90.07", "550.127.05", "560.35.03", "570.86.15",
-           "570.133.20", "575.57.08", "580.65.06", "580.95.05", "470.256.02", "525.147.05"]
+DRIVERS = [
+    "535.104.05",
+    "535.161.08",
+    "535.183.01",
+    "550.90.07",
+    "550.127.05",
+    "560.35.03",
+    "570.86.15",
+    "570.133.20",
+    "575.57.08",
+    "580.65.06",
+    "580.95.05",
+    "470.256.02",
+    "525.147.05",
+]
 RUNC = ["1.1.5", "1.1.11", "1.1.12", "1.1.14", "1.2.0", "1.2.3", "1.2.6", "1.3.0"]
 CONTAINERD = ["1.6.20", "1.6.33", "1.7.11", "1.7.22", "1.7.27", "2.0.2", "2.0.5"]
 NCT = ["1.14.6", "1.16.1", "1.16.2", "1.17.3", "1.17.4", "1.17.8", "1.18.0"]
@@ -31,8 +44,12 @@ def fleet(n: int, seed: int = 7) -> list[NodeFacts]:
     out = []
     for i in range(n):
         comps = [
-            ComponentFact(name="nvidia-driver", version=rnd.choice(DRIVERS), visible=True,
-                          details={"product_line": "datacenter"}),
+            ComponentFact(
+                name="nvidia-driver",
+                version=rnd.choice(DRIVERS),
+                visible=True,
+                details={"product_line": "datacenter"},
+            ),
             ComponentFact(name="runc", version=rnd.choice(RUNC), visible=True),
             ComponentFact(name="containerd", version=rnd.choice(CONTAINERD), visible=True),
             ComponentFact(name="nvidia-container-toolkit", version=rnd.choice(NCT), visible=True),

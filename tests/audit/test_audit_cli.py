@@ -62,8 +62,7 @@ def test_audit_json_exact_verdicts_and_groups(fleet_file, tmp_path):
     assert drv["remediation"] == "Upgrade nvidia-driver to 535.309.01."
     assert checks[("gpu-003", "advisory.nvidia-driver")]["status"] == "pass"
     runc = checks[("gpu-001", "advisory.runc")]
-    fixed = {f["id"]: f["fixed_in"] for f in runc["details"]["findings"]}
-    assert fixed["CVE-2024-21626"] == "1.1.12"
+    assert runc["details"]["fixed_in"]["CVE-2024-21626"] == "1.1.12"
     assert checks[("gpu-003", "advisory.runc")]["status"] == "pass"
     # not visible is unknown with its reason, never pass
     nct = checks[("gpu-002", "advisory.nvidia-container-toolkit")]
@@ -73,6 +72,11 @@ def test_audit_json_exact_verdicts_and_groups(fleet_file, tmp_path):
     # identical findings group across nodes
     g = next(g for g in rep["groups"] if g["id"] == "advisory.nvidia-driver" and g["status"] == "fail")
     assert g["node_count"] == 2 and g["hosts"] == ["gpu-001", "gpu-002"] and g["upgrade_to"] == "535.309.01"
+    # the advisory detail is kept once per group, not repeated on every node
+    assert len(g["findings"]) == 30 and "findings" not in drv["details"]
+    assert {f["id"]: f["fixed_in"] for f in g["findings"]}[
+        "CVE-2024-0074"
+    ] == "535.161.07"  # NVIDIA-5520, R535 row
     assert rep["advisory_bundle"]["version"] and rep["advisory_bundle"]["stale"] in (True, False)
     assert rep["summary"]["unknown"] == 3
 

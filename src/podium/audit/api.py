@@ -25,11 +25,11 @@ def bundle_info(bundle) -> BundleInfo:
     )
 
 
-def grade_fleet(facts: Sequence[NodeFacts], bundle=None) -> list[CheckResult]:
+def grade_fleet(facts: Sequence[NodeFacts], bundle=None, grader=None) -> list[CheckResult]:
     """Grade every node's components; the fast path used for large fleets."""
     from podium.audit.grade import Grader
 
-    grader = Grader(bundle)
+    grader = grader or Grader(bundle)
     out: list[CheckResult] = []
     for f in facts:
         out.extend(grader.grade_node(f))
@@ -45,9 +45,11 @@ def run_audit(
 ) -> AuditReport:
     """Grade ``facts`` (when the versions profile is on) and assemble the report with ``extra_checks``."""
     from podium.advisories.bundle import load_default
+    from podium.audit.grade import Grader
 
     bundle = bundle or load_default()
-    checks: list[CheckResult] = list(grade_fleet(facts, bundle)) if "versions" in profiles else []
+    grader = Grader(bundle)
+    checks: list[CheckResult] = list(grade_fleet(facts, grader=grader)) if "versions" in profiles else []
     checks.extend(extra_checks)
     info = bundle_info(bundle)
     warnings = []
@@ -56,14 +58,18 @@ def run_audit(
             f"advisory bundle {info.version} is {info.age_days} days old (> {STALE_AFTER_DAYS}): advisories "
             "published since are missing; rebuild it with `podium advisories build`"
         )
-    nodes = []
-    for f in facts:
-        mine = [c for c in checks if c.host == f.host]
-        nodes.append(
-            NodeSummary(
-                host=f.host, collected_at=f.collected_at, method=f.method, summary=ResultSummary.of(mine)
-            )
+    by_host: dict[str | None, list[CheckResult]] = {}
+    for c in checks:
+        by_host.setdefault(c.host, []).append(c)
+    nodes = [
+        NodeSummary(
+            host=f.host,
+            collected_at=f.collected_at,
+            method=f.method,
+            summary=ResultSummary.of(by_host.get(f.host, [])),
         )
+        for f in facts
+    ]
     return AuditReport(
         podium_version=__version__,
         run_id=run_id,
@@ -71,7 +77,7 @@ def run_audit(
         advisory_bundle=info,
         nodes=nodes,
         summary=ResultSummary.of(checks),
-        groups=group_results(checks),
+        groups=group_results(checks, grader.findings_by_subject),
         checks=checks,
         warnings=warnings,
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from podium.models.common import Evidence, Provenance, Severity, Status
+from podium.models.common import Evidence, Provenance, Severity, Status, trusted_copy
 from podium.models.facts import ComponentFact, NodeFacts
 from podium.models.results import CheckResult
 
@@ -48,12 +48,24 @@ class Grader:
         from podium.advisories.components import find_component
 
         self._is_known = lambda name: find_component(name) is not None
-        self._query = lru_cache(maxsize=65536)(self._query_uncached)
+        self._template = lru_cache(maxsize=65536)(self._template_uncached)
+        # Full advisory detail per graded subject ("runc 1.1.11"), kept once for the fleet groups
+        # instead of on every node's result.
+        self.findings_by_subject: dict[str, list[dict]] = {}
+        # Validated once, then copied per node with trusted_copy (see the fleet benchmark).
+        self._evidence_proto = Evidence(summary="", source=Provenance())
+        self._source_proto = Provenance()
 
-    def _query_uncached(self, component: str, version: str, product_line: str | None):
+    def _template_uncached(self, component: str, version: str, product_line: str | None) -> CheckResult:
+        """The node-independent part of a result; a fleet repeats a few versions thousands of times."""
         from podium.advisories.match import query
 
-        return query(component, version, bundle=self.bundle, product_line=product_line)
+        q = query(component, version, bundle=self.bundle, product_line=product_line)
+        result = result_from_query(q, None, None)
+        findings = result.details.pop("findings", None)
+        if findings:
+            self.findings_by_subject[result.subject] = findings
+        return result
 
     def grade_node(self, facts: NodeFacts) -> list[CheckResult]:
         results = []
@@ -66,7 +78,8 @@ class Grader:
 
     def grade_component(self, facts: NodeFacts, fact: ComponentFact) -> CheckResult:
         cid = check_id(fact.name)
-        source = Provenance(
+        source = trusted_copy(
+            self._source_proto,
             command=fact.source_command,
             host=facts.host,
             collected_at=facts.collected_at,
@@ -95,7 +108,7 @@ class Grader:
             )
         product_line = fact.details.get("product_line") if fact.name == "nvidia-driver" else None
         try:
-            q = self._query(fact.name, fact.version, product_line)
+            template = self._template(fact.name, fact.version, product_line)
         except Exception as e:  # an unparsable version is unknown, not a crash and not a pass
             return CheckResult(
                 id=cid,
@@ -106,10 +119,20 @@ class Grader:
                 reason=str(e),
                 evidence=[Evidence(summary=f"version {fact.version!r}", value=fact.version, source=source)],
             )
-        result = result_from_query(q, facts.host, source)
+        # shallow copy: details are shared read-only between nodes with the same version
+        evidence = [
+            trusted_copy(
+                self._evidence_proto,
+                summary=f"{fact.name} version {fact.version}",
+                value=fact.version,
+                source=source,
+            )
+        ]
+        result = trusted_copy(template, host=facts.host, evidence=evidence)
         distro = fact.details.get("distro_package_version")
         if distro and result.status in (Status.FAIL, Status.WARN):
             # Debian/Ubuntu patch old upstream versions in place; the upstream version alone overstates risk.
+            result.details = dict(result.details)
             note = (
                 f"distro package {distro}: the distribution may have backported fixes; "
                 "check its security tracker before upgrading"
@@ -174,6 +197,7 @@ def result_from_query(q, host: str | None, source: Provenance | None) -> CheckRe
             "upgrade_to": q.upgrade_to,
             "upgrade_line_change": q.upgrade_line_change,
             "no_fix_on_line": q.no_fix_on_line,
+            "fixed_in": {f.id: f.fixed_in for f in q.findings},
             "findings": [f.model_dump(mode="json") for f in q.findings],
             "notes": q.notes,
             "bundle_version": q.bundle_version,

@@ -39,6 +39,7 @@ class FindingGroup(BaseModel):
     remediation: str | None = None
     cve_count: int = 0
     upgrade_to: str | None = None
+    findings: list[dict] = Field(default_factory=list, description="Advisories behind this group, once")
 
     @property
     def headline(self) -> str:
@@ -63,7 +64,7 @@ class AuditReport(BaseModel):
 _STATUS_ORDER = {"fail": 0, "warn": 1, "unknown": 2, "skipped": 3, "pass": 4}
 
 
-def group_results(results: list[CheckResult]) -> list[FindingGroup]:
+def group_results(results: list[CheckResult], findings_by_subject: dict | None = None) -> list[FindingGroup]:
     buckets: dict[tuple, list[CheckResult]] = defaultdict(list)
     for r in results:
         buckets[r.group_key()].append(r)
@@ -83,6 +84,9 @@ def group_results(results: list[CheckResult]) -> list[FindingGroup]:
                 remediation=r.remediation,
                 cve_count=len(r.details.get("cves", [])),
                 upgrade_to=r.details.get("upgrade_to"),
+                findings=(findings_by_subject or {}).get(r.subject, [])
+                if r.status.value in ("fail", "warn")
+                else [],
             )
         )
     groups.sort(key=lambda g: (_STATUS_ORDER.get(g.status, 9), -_sev_rank(g.severity), -g.node_count, g.id))

@@ -91,3 +91,19 @@ class Evidence(BaseModel):
     summary: str = Field(description="What was observed, in one line")
     value: str | float | int | bool | None = Field(None, description="The observed value, when there is one")
     source: Provenance | None = None
+
+
+def trusted_copy(model: BaseModel, **updates):
+    """A shallow copy of an already-validated model with some fields replaced, without validation.
+
+    Only for hot paths (grading 10,000 nodes) where the values are known-good; pydantic's own
+    ``model_copy``/``model_construct`` spend most of their time on bookkeeping we do not need.
+    """
+    new = object.__new__(type(model))
+    values = model.__dict__.copy()
+    values.update(updates)
+    object.__setattr__(new, "__dict__", values)
+    object.__setattr__(new, "__pydantic_fields_set__", model.__pydantic_fields_set__ | updates.keys())
+    object.__setattr__(new, "__pydantic_extra__", None)
+    object.__setattr__(new, "__pydantic_private__", None)
+    return new

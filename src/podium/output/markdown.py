@@ -42,6 +42,7 @@ def render_markdown(report: AuditReport, verbosity: int = 1) -> str:
         )
     if verbosity >= 1:
         details = [c for c in report.checks if c.status.value in ("fail", "warn", "unknown")]
+        findings_of = {(g.id, g.subject): g.findings for g in report.groups}
         seen = set()
         if details:
             lines += ["", "## Details", ""]
@@ -55,7 +56,7 @@ def render_markdown(report: AuditReport, verbosity: int = 1) -> str:
                 lines.append(f"- reason: {md_escape(c.reason)}")
             if c.remediation:
                 lines.append(f"- remediation: {md_escape(c.remediation)}")
-            for f in c.details.get("findings", []):
+            for f in findings_of.get((c.id, c.subject), []):
                 fixed = f.get("fixed_in") or "no fix on this line"
                 lines.append(
                     f"- {f['id']} ({f['severity']}{', CVSS ' + str(f['cvss']) if f.get('cvss') is not None else ''}): fixed in {md_escape(fixed)} — {md_escape(f.get('source'))}"

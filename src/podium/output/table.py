@@ -56,8 +56,8 @@ def render_table(report: AuditReport, verbosity: int = 0, color: bool = False, w
             ),
             None,
         )
-        if verbosity >= 1 and rep is not None and rep.details.get("findings"):
-            for f in rep.details["findings"]:
+        if verbosity >= 1 and g.findings:
+            for f in g.findings:
                 line = f"  {finding_label(f)} {f['severity']}"
                 if f.get("cvss") is not None:
                     line += f" (CVSS {f['cvss']})"
