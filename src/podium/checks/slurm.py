@@ -536,6 +536,9 @@ def check_sacct(ctx: CheckContext) -> list[CheckResult]:
     if not out.ran:
         return [result(spec_id, title, CATEGORY, Status.UNKNOWN, host=ctx.host, reason=out.why_not())]
     text = (out.stderr + out.stdout).strip()
+    if "Could not establish a configuration source" in text:
+        # not a Slurm client node (no slurm.conf): nothing to judge about accounting
+        return [result(spec_id, title, CATEGORY, Status.UNKNOWN, host=ctx.host, reason=out.why_not())]
     summary = (
         "accounting storage is disabled"
         if "accounting storage is disabled" in text
