@@ -205,6 +205,11 @@ def find_component(name: str) -> Component | None:
     return _BY_NAME.get(name.strip().lower())
 
 
+def is_known(name: str) -> bool:
+    """Whether ``name`` is a component (or alias) podium can query advisories for."""
+    return find_component(name) is not None
+
+
 def component_for_osv_package(package: str) -> Component | None:
     """The component an OSV package name belongs to, or None."""
     return _BY_OSV_PACKAGE.get(package)
