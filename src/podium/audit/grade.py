@@ -45,9 +45,9 @@ class Grader:
         from podium.advisories.bundle import load_default
 
         self.bundle = bundle or load_default()
-        from podium.advisories.components import find_component
+        from podium.advisories.components import is_known
 
-        self._is_known = lambda name: find_component(name) is not None
+        self._is_known = is_known
         self._template = lru_cache(maxsize=65536)(self._template_uncached)
         # Full advisory detail per graded subject ("runc 1.1.11"), kept once for the fleet groups
         # instead of on every node's result.
@@ -158,7 +158,8 @@ def result_from_query(q, host: str | None, source: Provenance | None) -> CheckRe
         )
     worst = Severity.NONE
     for f in q.findings:
-        sev = Severity.parse(f.severity)
+        # An advisory with no score anywhere is graded as high so that it can never pass silently.
+        sev = Severity.HIGH if f.severity == "unknown" else Severity.parse(f.severity)
         if sev.rank > worst.rank:
             worst = sev
     cves = sorted({a for f in q.findings for a in [f.id, *f.aliases] if a.startswith("CVE-")})
