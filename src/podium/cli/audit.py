@@ -30,7 +30,9 @@ def audit(
     k8s: bool = typer.Option(False, "--k8s", help="Collect on every GPU node through Kubernetes pods."),
     facts_files: list[str] = typer.Option(None, "--facts", help="Audit saved facts files (repeatable)."),
     nodes: str = typer.Option(None, "--nodes", help="Slurm nodelist or count for --slurm."),
-    image: str = typer.Option("python:3.12-slim", "--image", help="Container image for --k8s pods (needs podium)."),
+    image: str = typer.Option(
+        "python:3.12-slim", "--image", help="Container image for --k8s pods (needs podium)."
+    ),
     profile: str = typer.Option(
         "versions", "--profile", help="Comma list: versions, isolation, config, all."
     ),
