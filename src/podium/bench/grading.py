@@ -38,6 +38,8 @@ def grade(result: BenchResult, reference: Reference | None = None, reason: str |
             op=result.params.get("op"),
             gpus=result.params.get("gpus"),
         )
+    if reference is None and not result.sku:
+        reason = f"no reference: '{result.device or 'this device'}' is not a known GPU SKU"
     if reference is None:
         result.reference = None
         result.verdict = Status.UNKNOWN

@@ -154,7 +154,10 @@ def compare(records: list[NumericsRecord], rtol: float = DEFAULT_RTOL) -> list[B
                         continue
                     if abs(val - ref) > rtol * max(abs(ref), 1e-12):
                         _flag(results[m.rank], name, f"'{name}' off by more than rtol={rtol:g} from {base_key}")
+    cpu_repeat = all(r.device.startswith("cpu") for r in records)
     for res in results.values():
+        if cpu_repeat:
+            res.params["note"] = "CPU-only: repeated runs on the host CPU (a determinism check, not cross-GPU)"
         if res.params.get("bitwise_peers") == 0 and len(groups) == 1:
             res.verdict, res.reason = Status.UNKNOWN, "no other device of this SKU to compare bitwise"
     return sorted(results.values(), key=lambda r: r.params["rank"])

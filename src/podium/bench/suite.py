@@ -42,7 +42,7 @@ SUITES: dict[str, tuple[str, list[str]]] = {
     "full": ("full", list(BENCHMARKS)),
 }
 # Benchmarks that use every GPU of a node as one task per GPU under a scheduler.
-PER_GPU_TASKS = {"gemm", "hbm", "collectives", "train_step", "numerics", "nccl_tests"}
+PER_GPU_TASKS = {"gemm", "hbm", "collectives", "train_step", "numerics"}
 
 
 class TaskOutput(BaseModel):
@@ -87,7 +87,11 @@ def run_in_task(name: str, profile: str, opts: dict[str, Any], runner: CommandRu
 
 
 def _devices() -> list[Device]:
-    return local_devices()
+    devs = local_devices()
+    if os.environ.get("PODIUM_ONE_DEVICE_PER_TASK") == "1" and devs[0].kind == "cuda":
+        local = int(os.environ.get("SLURM_LOCALID", os.environ.get("LOCAL_RANK", "0")))
+        return [devs[local % len(devs)]]
+    return devs
 
 
 def _gemm(profile, opts, runner):
