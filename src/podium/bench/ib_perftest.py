@@ -150,11 +150,15 @@ def parse_lat(text: str, source: str = "ib_write_lat output") -> IbLatRun:
 
 
 def bw_result(run: IbBwRun, link_gbps: int | None = None) -> BenchResult:
-    """Average bandwidth at the largest message size; graded per NIC when the link rate is known."""
+    """Average bandwidth at the largest message size; graded per NIC when the link rate is known.
+
+    A bidirectional run (``-b``) reports ``bidir_bw_gbps``, which no reference covers.
+    """
     row = max(run.rows, key=lambda r: r.size_bytes)
     return BenchResult(
         benchmark="ib_write_bw",
-        metric="bw_gbps",
+        # both directions summed: not comparable with the unidirectional per-NIC reference
+        metric="bidir_bw_gbps" if run.info.bidirectional else "bw_gbps",
         value=row.bw_avg_gbps,
         unit="Gb/s",
         device=run.info.device,
