@@ -34,7 +34,9 @@ def test_unknown_op_is_an_error():
 def test_matches_real_nccl_tests_row():
     # ztan fixture, 16 ranks: 8589934592 B all_reduce in 47535 us -> algbw 180.71, busbw 338.82 (printed)
     assert round(algbw_gbps(8589934592, 47535e-6), 2) == 180.71
-    assert round(busbw_gbps("all_reduce", 8589934592, 47535e-6, 16), 2) == 338.83  # nccl-tests rounds algbw first
+    assert (
+        round(busbw_gbps("all_reduce", 8589934592, 47535e-6, 16), 2) == 338.83
+    )  # nccl-tests rounds algbw first
     assert round(180.71 * bus_factor("all_reduce", 16), 2) == 338.83
     # 1 GiB all_reduce in 6759.0 us -> 158.86 / 297.86
     assert round(algbw_gbps(1073741824, 6759.0e-6), 2) == 158.86

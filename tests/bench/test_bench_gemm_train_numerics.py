@@ -32,8 +32,23 @@ def test_cpu_gemm_sweep_reports_best_shape():
 
 def test_stragglers_more_than_5_percent_below_node_median():
     vals = {0: 100.0, 1: 99.0, 2: 90.0, 3: 101.0}
-    results = [BenchResult(benchmark="gemm", metric="tflops", value=v, host="n1", dtype="bf16", verdict=Status.PASS, params={"device_index": i}) for i, v in vals.items()]
-    results.append(BenchResult(benchmark="gemm", metric="tflops", value=50.0, host="n2", dtype="bf16", verdict=Status.PASS))
+    results = [
+        BenchResult(
+            benchmark="gemm",
+            metric="tflops",
+            value=v,
+            host="n1",
+            dtype="bf16",
+            verdict=Status.PASS,
+            params={"device_index": i},
+        )
+        for i, v in vals.items()
+    ]
+    results.append(
+        BenchResult(
+            benchmark="gemm", metric="tflops", value=50.0, host="n2", dtype="bf16", verdict=Status.PASS
+        )
+    )
     flag_stragglers(results)
     flagged = [r.params.get("device_index") for r in results if r.params.get("straggler")]
     assert flagged == [2]  # median 99.5: 90 is 9.5% below; 99 is 0.5% below
@@ -85,13 +100,24 @@ def test_numerics_clean_run_passes_and_single_device_is_unknown():
 
 
 def _rec(rank: int, sku: str, digest: str, total: float) -> NumericsRecord:
-    return NumericsRecord(rank=rank, host="h", device=f"dev-{sku}", sku=sku, digests={"out": digest}, summaries={"out": total})
+    return NumericsRecord(
+        rank=rank, host="h", device=f"dev-{sku}", sku=sku, digests={"out": digest}, summaries={"out": total}
+    )
 
 
 def test_numerics_across_skus_uses_tolerance():
-    recs = [_rec(0, "H100", "a", 100.0), _rec(1, "H100", "a", 100.0), _rec(2, "MI300X", "z", 100.05), _rec(3, "MI300X", "z", 100.05)]
-    assert {r.verdict for r in compare(recs, rtol=1e-3)} == {Status.PASS}  # 5e-4 relative: same maths, other kernels
+    recs = [
+        _rec(0, "H100", "a", 100.0),
+        _rec(1, "H100", "a", 100.0),
+        _rec(2, "MI300X", "z", 100.05),
+        _rec(3, "MI300X", "z", 100.05),
+    ]
+    assert {r.verdict for r in compare(recs, rtol=1e-3)} == {
+        Status.PASS
+    }  # 5e-4 relative: same maths, other kernels
     recs[3] = _rec(3, "MI300X", "y", 101.0)
     out = {r.params["rank"]: r for r in compare(recs, rtol=1e-3)}
-    assert out[3].verdict == Status.FAIL and out[2].verdict == Status.FAIL  # no majority between the two MI300X
+    assert (
+        out[3].verdict == Status.FAIL and out[2].verdict == Status.FAIL
+    )  # no majority between the two MI300X
     assert out[0].verdict == Status.PASS

@@ -12,12 +12,21 @@ from podium.models.common import Status
 
 
 def _gemm(value: float, sku: str | None, dtype: str = "bf16") -> BenchResult:
-    return BenchResult(benchmark="gemm", metric="tflops", value=value, unit="TFLOP/s", sku=sku, dtype=dtype, device="dev")
+    return BenchResult(
+        benchmark="gemm", metric="tflops", value=value, unit="TFLOP/s", sku=sku, dtype=dtype, device="dev"
+    )
 
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [(800.0, Status.PASS), (794.5, Status.PASS), (754.775, Status.PASS), (754.0, Status.WARN), (715.05, Status.WARN), (715.0, Status.FAIL)],
+    [
+        (800.0, Status.PASS),
+        (794.5, Status.PASS),
+        (754.775, Status.PASS),
+        (754.0, Status.WARN),
+        (715.05, Status.WARN),
+        (715.0, Status.FAIL),
+    ],
 )
 def test_h100_bf16_gemm_bands(value, expected):
     # H100 target 794.5 TFLOP/s, pass within 5% (>= 754.775), warn within 10% (>= 715.05)
@@ -28,7 +37,9 @@ def test_h100_bf16_gemm_bands(value, expected):
 
 
 def test_lower_is_better_reference():
-    ref = Reference(sku="X", benchmark="b", metric="latency_us", target=2.0, unit="us", higher_is_better=False, source="s")
+    ref = Reference(
+        sku="X", benchmark="b", metric="latency_us", target=2.0, unit="us", higher_is_better=False, source="s"
+    )
     assert verdict_for(2.05, ref) == Status.PASS
     assert verdict_for(2.2, ref) == Status.WARN
     assert verdict_for(2.4, ref) == Status.FAIL
@@ -44,9 +55,21 @@ def test_no_reference_is_unknown_with_reason_never_pass():
 
 
 def test_collective_reference_needs_matching_gpu_count():
-    res = BenchResult(benchmark="collectives", metric="busbw_gbps", value=470.0, sku="H100", params={"op": "all_reduce", "gpus": 8})
+    res = BenchResult(
+        benchmark="collectives",
+        metric="busbw_gbps",
+        value=470.0,
+        sku="H100",
+        params={"op": "all_reduce", "gpus": 8},
+    )
     assert grade(res).verdict == Status.PASS
-    res16 = BenchResult(benchmark="collectives", metric="busbw_gbps", value=470.0, sku="H100", params={"op": "all_reduce", "gpus": 16})
+    res16 = BenchResult(
+        benchmark="collectives",
+        metric="busbw_gbps",
+        value=470.0,
+        sku="H100",
+        params={"op": "all_reduce", "gpus": 16},
+    )
     assert grade(res16).verdict == Status.UNKNOWN
     assert grade(res16).reason == "no reference for H100 collectives/busbw_gbps/all_reduce with 16 GPUs"
 

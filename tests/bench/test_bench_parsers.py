@@ -7,12 +7,12 @@ import shutil
 
 import pytest
 
+from conftest import FIXTURES, need
 from podium.bench import ib_perftest, nccl_tests_parse, storage
 from podium.bench.grading import grade
 from podium.errors import ParseError
 from podium.models.common import Status
 from podium.runner import LocalRunner, ReplayRunner
-from conftest import FIXTURES, need
 
 NCCL = FIXTURES / "nccl-tests"
 PERF = FIXTURES / "perftest"
@@ -27,8 +27,18 @@ def test_nccl_text_table_real_output():
     assert run.avg_busbw_gbps == 70.742 and run.out_of_bounds == 0
     first, last = run.rows[0], run.rows[-1]
     assert (first.size_bytes, first.count, first.dtype, first.redop, first.root) == (8, 2, "float", "sum", -1)
-    assert last.out_of_place.model_dump() == {"time_us": 47535.0, "algbw_gbps": 180.71, "busbw_gbps": 338.82, "wrong": 0.0}
-    assert last.in_place.model_dump() == {"time_us": 47743.0, "algbw_gbps": 179.92, "busbw_gbps": 337.35, "wrong": 0.0}
+    assert last.out_of_place.model_dump() == {
+        "time_us": 47535.0,
+        "algbw_gbps": 180.71,
+        "busbw_gbps": 338.82,
+        "wrong": 0.0,
+    }
+    assert last.in_place.model_dump() == {
+        "time_us": 47743.0,
+        "algbw_gbps": 179.92,
+        "busbw_gbps": 337.35,
+        "wrong": 0.0,
+    }
 
 
 def test_nccl_result_is_graded_unknown_for_16_gpus():
@@ -78,7 +88,10 @@ def test_nccl_per_iteration_layout():
     [
         ("", "empty output"),
         ("hello world\nnot nccl", "no nccl-tests results header"),
-        ("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n", "no result rows"),
+        (
+            "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n",
+            "no result rows",
+        ),
     ],
 )
 def test_nccl_garbage_raises_parse_error(text, msg):
@@ -97,7 +110,13 @@ def test_ib_write_bw_gbits_bidirectional():
     run = ib_perftest.parse_bw((PERF / "alibaba_ib_write_bw_bidir_q4_gbits_client.txt").read_text())
     assert run.unit_reported == "Gb/sec" and len(run.rows) == 23
     assert run.info.qps == 4 and run.info.bidirectional and run.info.device == "ionic_1"
-    assert run.rows[-1].model_dump() == {"size_bytes": 8388608, "iterations": 20000, "bw_peak_gbps": 779.21, "bw_avg_gbps": 779.21, "msg_rate_mpps": 0.011611}
+    assert run.rows[-1].model_dump() == {
+        "size_bytes": 8388608,
+        "iterations": 20000,
+        "bw_peak_gbps": 779.21,
+        "bw_avg_gbps": 779.21,
+        "msg_rate_mpps": 0.011611,
+    }
     res = grade(ib_perftest.bw_result(run, link_gbps=400))
     assert res.metric == "bidir_bw_gbps" and res.verdict == Status.UNKNOWN  # the reference is unidirectional
 
@@ -117,8 +136,15 @@ def test_ib_write_lat():
     run = ib_perftest.parse_lat((PERF / "hdr_a100_ib_write_lat_server.txt").read_text())
     assert len(run.rows) == 23 and run.info.test == "RDMA_Write Latency Test"
     assert run.rows[0].model_dump() == {
-        "size_bytes": 2, "iterations": 1000, "t_min_us": 1.79, "t_max_us": 5.36, "t_typical_us": 1.87,
-        "t_avg_us": 1.88, "t_stdev_us": 0.19, "p99_us": 2.04, "p999_us": 5.36,
+        "size_bytes": 2,
+        "iterations": 1000,
+        "t_min_us": 1.79,
+        "t_max_us": 5.36,
+        "t_typical_us": 1.87,
+        "t_avg_us": 1.88,
+        "t_stdev_us": 0.19,
+        "p99_us": 2.04,
+        "p999_us": 5.36,
     }
     assert ib_perftest.lat_result(run).value == 1.87
 
@@ -127,11 +153,15 @@ def test_ib_garbage():
     with pytest.raises(ParseError, match="no perftest results header"):
         ib_perftest.parse_bw("Couldn't connect to 10.0.0.1:18515\n")
     with pytest.raises(ParseError, match="no result rows"):
-        ib_perftest.parse_bw(" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n")
+        ib_perftest.parse_bw(
+            " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
+        )
 
 
 def test_ib_run_without_rdma_device_is_skipped():
-    replay = ReplayRunner({"ibv_devices": "    device          \t   node GUID\n    ------          \t----------------\n"})
+    replay = ReplayRunner(
+        {"ibv_devices": "    device          \t   node GUID\n    ------          \t----------------\n"}
+    )
     res = ib_perftest.run(replay, "ib_write_bw")
     assert res[0].verdict == Status.SKIPPED and res[0].reason == "no RDMA device (ibv_devices lists none)"
     res = ib_perftest.run(ReplayRunner({}), "ib_write_lat")
@@ -140,7 +170,13 @@ def test_ib_run_without_rdma_device_is_skipped():
 
 def test_fio_captured_json():
     run = storage.parse_fio_json((FIXTURES / "fio" / "fio-3.33_podium-smoke_jobs.json").read_text())
-    assert run.fio_version == "fio-3.33" and [j.name for j in run.jobs] == ["seq_read", "seq_write", "rand_read_4k", "rand_write_4k", "small_files"]
+    assert run.fio_version == "fio-3.33" and [j.name for j in run.jobs] == [
+        "seq_read",
+        "seq_write",
+        "rand_read_4k",
+        "rand_write_4k",
+        "small_files",
+    ]
     values = {r.metric: (r.value, r.unit) for r in storage.to_results(run, "/x")}
     assert values == {
         "seq_read_mbps": (1048.576, "MB/s"),
@@ -161,7 +197,13 @@ def test_fio_garbage():
 def test_fio_real_tiny_run(tmp_path):
     need(shutil.which("fio") is not None, "fio not installed (APT_PKGS in scripts/test.sh has it)")
     results = storage.run(LocalRunner(raw_dir=tmp_path / "raw"), str(tmp_path), "smoke")
-    assert [r.metric for r in results] == ["seq_read_mbps", "seq_write_mbps", "rand_read_iops", "rand_write_iops", "small_file_iops"]
+    assert [r.metric for r in results] == [
+        "seq_read_mbps",
+        "seq_write_mbps",
+        "rand_read_iops",
+        "rand_write_iops",
+        "small_file_iops",
+    ]
     assert all(r.value > 0 for r in results)
     assert results[0].provenance.command.startswith("fio --output-format=json")
     assert (tmp_path / "raw" / "fio.txt").is_file()

@@ -13,8 +13,22 @@ from podium.runs import RunDirectory
 ProgressFn = Callable[[str, str, int, int], None]
 # Options that belong to the launcher, not to the benchmark tasks.
 _LAUNCH_KEYS = {
-    "nodelist", "exclude", "partition", "account", "time_limit", "container_image", "gpus_per_node", "python",
-    "master_addr", "namespace", "rdma_resource", "gpu_resource", "k8s_kind", "dry_run", "poll_s", "job_timeout_s",
+    "nodelist",
+    "exclude",
+    "partition",
+    "account",
+    "time_limit",
+    "container_image",
+    "gpus_per_node",
+    "python",
+    "master_addr",
+    "namespace",
+    "rdma_resource",
+    "gpu_resource",
+    "k8s_kind",
+    "dry_run",
+    "poll_s",
+    "job_timeout_s",
 }
 
 
@@ -27,14 +41,29 @@ def _launcher(backend: str, run: RunDirectory, nodes: int | None, opts: dict[str
         from podium.launch.slurm import SlurmLauncher, SlurmOptions
 
         so = SlurmOptions(nodes=nodes or 1, gpus_per_node=int(opts.get("gpus_per_node") or 0))
-        for key in ("nodelist", "exclude", "partition", "account", "time_limit", "container_image", "python", "master_addr", "poll_s", "job_timeout_s"):
+        for key in (
+            "nodelist",
+            "exclude",
+            "partition",
+            "account",
+            "time_limit",
+            "container_image",
+            "python",
+            "master_addr",
+            "poll_s",
+            "job_timeout_s",
+        ):
             if opts.get(key) is not None:
                 setattr(so, key, opts[key])
         return SlurmLauncher(run, so)
     if backend == "k8s":
         from podium.launch.k8s import K8sLauncher, K8sOptions
 
-        ko = K8sOptions(image=opts.get("container_image"), nodes=nodes or 1, gpus_per_node=int(opts.get("gpus_per_node") or 0))
+        ko = K8sOptions(
+            image=opts.get("container_image"),
+            nodes=nodes or 1,
+            gpus_per_node=int(opts.get("gpus_per_node") or 0),
+        )
         for key in ("namespace", "rdma_resource", "gpu_resource"):
             if opts.get(key):
                 setattr(ko, key, opts[key])
@@ -46,8 +75,13 @@ def _launcher(backend: str, run: RunDirectory, nodes: int | None, opts: dict[str
     raise UsageError(f"unknown backend '{backend}'; one of: local, slurm, k8s")
 
 
-def render(suite: str | list[str] = "quick", backend: str = "slurm", nodes: int | None = None,
-           run: RunDirectory | None = None, **opts: Any) -> dict[str, str]:
+def render(
+    suite: str | list[str] = "quick",
+    backend: str = "slurm",
+    nodes: int | None = None,
+    run: RunDirectory | None = None,
+    **opts: Any,
+) -> dict[str, str]:
     """The scripts/manifests a backend would submit, by benchmark name (``--dry-run``); nothing runs."""
     import json
 
@@ -115,7 +149,14 @@ def run_bench(
 
             if isinstance(e, UsageError):
                 raise
-            results = [BenchResult(benchmark=name, metric="-", verdict=Status.UNKNOWN, reason=f"benchmark crashed: {type(e).__name__}: {e}")]
+            results = [
+                BenchResult(
+                    benchmark=name,
+                    metric="-",
+                    verdict=Status.UNKNOWN,
+                    reason=f"benchmark crashed: {type(e).__name__}: {e}",
+                )
+            ]
         report.results.extend(results)
         if progress:
             progress(name, "done", i + 1, len(names))

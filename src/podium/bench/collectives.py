@@ -82,7 +82,9 @@ def _op_call(torch: Any, dist: Any, op: str, size_bytes: int, world: int, device
     raise ValueError(f"unknown collective '{op}'")
 
 
-def rank_main(rank: int, world: int, init_method: str, spec: dict[str, Any], out_path: str | None) -> list[dict]:
+def rank_main(
+    rank: int, world: int, init_method: str, spec: dict[str, Any], out_path: str | None
+) -> list[dict]:
     """Body of one rank: time every (op, size); rank 0 writes the rows to ``out_path``."""
     torch = import_torch()
     import torch.distributed as dist
@@ -110,7 +112,9 @@ def rank_main(rank: int, world: int, init_method: str, spec: dict[str, Any], out
                     fn()
                 if device != "cpu":
                     torch.cuda.synchronize()
-                elapsed = torch.tensor([(time.perf_counter() - t0) / iters], dtype=torch.float64, device=device)
+                elapsed = torch.tensor(
+                    [(time.perf_counter() - t0) / iters], dtype=torch.float64, device=device
+                )
                 dist.all_reduce(elapsed, op=dist.ReduceOp.MAX)
                 t = float(elapsed.item())
                 rows.append(
@@ -125,7 +129,15 @@ def rank_main(rank: int, world: int, init_method: str, spec: dict[str, Any], out
         if rank == 0 and out_path:
             device_name = torch.cuda.get_device_name() if device != "cpu" else "cpu"
             Path(out_path).write_text(
-                json.dumps({"rows": rows, "world": world, "backend": backend, "device": device_name, "host": hostname()})
+                json.dumps(
+                    {
+                        "rows": rows,
+                        "world": world,
+                        "backend": backend,
+                        "device": device_name,
+                        "host": hostname(),
+                    }
+                )
             )
     finally:
         dist.destroy_process_group()
@@ -172,7 +184,9 @@ def measure(spec: dict[str, Any], local_world: int = 2) -> dict[str, Any] | None
 
         world = local_world
         if torch.cuda.is_available():
-            world = min(local_world, torch.cuda.device_count()) if spec.get("backend") == "nccl" else local_world
+            world = (
+                min(local_world, torch.cuda.device_count()) if spec.get("backend") == "nccl" else local_world
+            )
         init = f"tcp://127.0.0.1:{free_port()}"
         mp.spawn(_spawn_entry, args=(world, init, spec, out_path), nprocs=world, join=True)
         return json.loads(Path(out_path).read_text())

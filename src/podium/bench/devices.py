@@ -61,9 +61,7 @@ def local_devices() -> list[Device]:
     """GPUs visible to this process, else the CPU."""
     if has_gpu():
         torch = import_torch()
-        return [
-            Device("cuda", i, torch.cuda.get_device_name(i)) for i in range(torch.cuda.device_count())
-        ]
+        return [Device("cuda", i, torch.cuda.get_device_name(i)) for i in range(torch.cuda.device_count())]
     return [Device("cpu", 0, cpu_name())]
 
 

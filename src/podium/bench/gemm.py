@@ -30,7 +30,12 @@ SHAPES = {
     },
     "full": {
         "cpu": [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024)],
-        "cuda": [(m, n, k) for m in range(1024, 16385, 3072) for n in (4096, 8192, 14336) for k in (4096, 8192, 13312)],
+        "cuda": [
+            (m, n, k)
+            for m in range(1024, 16385, 3072)
+            for n in (4096, 8192, 14336)
+            for k in (4096, 8192, 13312)
+        ],
     },
 }
 
@@ -55,7 +60,9 @@ def _operands(torch: Any, dtype: str, m: int, n: int, k: int, device: str):
         b = torch.randn(n, k, device=device).to(torch.float8_e4m3fn).t()  # column-major, as _scaled_mm wants
         one = torch.tensor(1.0, device=device)
         return lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
-    tdtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, "tf32": torch.float32}[dtype]
+    tdtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, "tf32": torch.float32}[
+        dtype
+    ]
     if dtype == "tf32":
         if not device.startswith("cuda"):
             raise BenchUnavailable(NO_GPU)
@@ -68,7 +75,9 @@ def _operands(torch: Any, dtype: str, m: int, n: int, k: int, device: str):
     return lambda: torch.mm(a, b, out=c)
 
 
-def time_shape(torch: Any, device: str, dtype: str, shape: tuple[int, int, int], warmup: int, iters: int) -> list[float]:
+def time_shape(
+    torch: Any, device: str, dtype: str, shape: tuple[int, int, int], warmup: int, iters: int
+) -> list[float]:
     """Seconds per matmul for ``iters`` timed runs of one shape."""
     m, n, k = shape
     fn = _operands(torch, dtype, m, n, k, device)

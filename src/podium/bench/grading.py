@@ -14,7 +14,9 @@ def verdict_for(value: float, ref: Reference) -> Status:
     """
     if ref.target <= 0:
         return Status.UNKNOWN
-    shortfall = (ref.target - value) / ref.target if ref.higher_is_better else (value - ref.target) / ref.target
+    shortfall = (
+        (ref.target - value) / ref.target if ref.higher_is_better else (value - ref.target) / ref.target
+    )
     if shortfall <= ref.pass_within + 1e-12:
         return Status.PASS
     if shortfall <= ref.warn_within + 1e-12:

@@ -16,7 +16,11 @@ from podium.bench.devices import NO_GPU, Device, import_torch
 from podium.bench.model import BenchResult, skipped
 
 BYTES_MOVED = {"copy": 2, "triad": 3, "h2d": 1, "d2h": 1}
-SIZES = {"smoke": {"cpu": 32 << 20, "cuda": 1 << 30}, "quick": {"cpu": 128 << 20, "cuda": 4 << 30}, "full": {"cpu": 512 << 20, "cuda": 8 << 30}}
+SIZES = {
+    "smoke": {"cpu": 32 << 20, "cuda": 1 << 30},
+    "quick": {"cpu": 128 << 20, "cuda": 4 << 30},
+    "full": {"cpu": 512 << 20, "cuda": 8 << 30},
+}
 
 
 def bandwidth_gbps(op: str, nbytes: int, seconds: float) -> float:

@@ -80,7 +80,9 @@ def _table(text: str, source: str) -> tuple[list[str], list[list[str]]]:
     for line in text.splitlines():
         s = line.strip()
         if s.startswith("#bytes"):
-            header = re.findall(r"#?[\w.%]+(?:\s+percentile)?(?:\[[^\]]*\])?", s.replace("#iterations", "iterations"))
+            header = re.findall(
+                r"#?[\w.%]+(?:\s+percentile)?(?:\[[^\]]*\])?", s.replace("#iterations", "iterations")
+            )
             continue
         if header and s[:1].isdigit():
             toks = s.split()
@@ -98,7 +100,13 @@ def parse_bw(text: str, source: str = "ib_write_bw output") -> IbBwRun:
     if not text or not text.strip():
         raise ParseError(source, "empty output")
     header, raw = _table(text, source)
-    unit = "Gb/sec" if any("Gb/sec" in h for h in header) else "MB/sec" if any("MB/sec" in h for h in header) else None
+    unit = (
+        "Gb/sec"
+        if any("Gb/sec" in h for h in header)
+        else "MB/sec"
+        if any("MB/sec" in h for h in header)
+        else None
+    )
     if unit is None:
         raise ParseError(source, f"unknown bandwidth unit in header {header}")
     factor = 1.0 if unit == "Gb/sec" else MB_TO_GBIT
@@ -217,12 +225,20 @@ def run(
     if not names:
         return [skipped(test, metric, "no RDMA device (ibv_devices lists none)")]
     dev = device or names[0]
-    args = [test, "-d", dev, "-F", "-a"] + (["--report_gbits"] if test.endswith("_bw") else []) + list(extra or [])
+    args = (
+        [test, "-d", dev, "-F", "-a"]
+        + (["--report_gbits"] if test.endswith("_bw") else [])
+        + list(extra or [])
+    )
     if peer:
         out = runner.run([*args, peer], timeout=timeout, name=f"{test}-{dev}")
     else:
         line = " ".join(args)
-        out = runner.run(["sh", "-c", f"{line} & sleep 1; {line} 127.0.0.1; wait"], timeout=timeout, name=f"{test}-{dev}-loopback")
+        out = runner.run(
+            ["sh", "-c", f"{line} & sleep 1; {line} 127.0.0.1; wait"],
+            timeout=timeout,
+            name=f"{test}-{dev}-loopback",
+        )
     if not out.ok:
         return [skipped(test, metric, f"{test} did not complete: {out.why_not()}", device=dev)]
     parsed = parse_bw(out.stdout) if test.endswith("_bw") else None

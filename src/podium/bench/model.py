@@ -40,7 +40,9 @@ class BenchResult(BaseModel):
     value: float | None = Field(None, description="None when the benchmark could not run")
     unit: str = ""
     host: str | None = None
-    device: str | None = Field(None, description="Device name as reported, e.g. 'NVIDIA H100 80GB HBM3' or 'cpu'")
+    device: str | None = Field(
+        None, description="Device name as reported, e.g. 'NVIDIA H100 80GB HBM3' or 'cpu'"
+    )
     sku: str | None = Field(None, description="Canonical SKU the device maps to, when known")
     dtype: str | None = None
     params: dict[str, Any] = Field(default_factory=dict, description="Shape, message size, world size...")

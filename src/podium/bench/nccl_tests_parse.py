@@ -24,7 +24,9 @@ _DEVICE_LINE = re.compile(
     r"^#\s+Rank\s+(?P<rank>\d+)\s+Group\s+(?P<group>\d+)\s+Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)\s+"
     r"device\s+(?P<device>\d+)\s+\[(?P<bus>[^\]]+)\]\s+(?P<name>.+?)\s*$"
 )
-_PROGRAM = re.compile(r"\b(all_reduce|all_gather|reduce_scatter|alltoall|broadcast|reduce|sendrecv|gather|scatter|hypercube)_perf")
+_PROGRAM = re.compile(
+    r"\b(all_reduce|all_gather|reduce_scatter|alltoall|broadcast|reduce|sendrecv|gather|scatter|hypercube)_perf"
+)
 _TIME_NAMES = ("time", "cputime")
 _WRONG_NAMES = ("#wrong", "error", "wrong")
 
@@ -96,7 +98,13 @@ def parse_text(text: str, source: str = "nccl-tests output") -> NcclTestsRun:
             continue
         if m := _DEVICE_LINE.match(s):
             devices.append(
-                NcclDevice(rank=int(m["rank"]), host=m["host"], device=int(m["device"]), bus_id=m["bus"], name=m["name"])
+                NcclDevice(
+                    rank=int(m["rank"]),
+                    host=m["host"],
+                    device=int(m["device"]),
+                    bus_id=m["bus"],
+                    name=m["name"],
+                )
             )
             continue
         if op is None and (m := _PROGRAM.search(s)):
@@ -122,7 +130,9 @@ def parse_text(text: str, source: str = "nccl-tests output") -> NcclTestsRun:
         raise ParseError(source, "no nccl-tests results header ('# size count type ...') found")
     if not rows:
         raise ParseError(source, "results header found but no result rows (truncated output?)")
-    return NcclTestsRun(op=op, rows=rows, devices=devices, avg_busbw_gbps=avg, out_of_bounds=oob, nccl_version=version)
+    return NcclTestsRun(
+        op=op, rows=rows, devices=devices, avg_busbw_gbps=avg, out_of_bounds=oob, nccl_version=version
+    )
 
 
 def _row_from(header: list[str], toks: list[str], source: str) -> NcclRow | None:
@@ -148,7 +158,11 @@ def _row_from(header: list[str], toks: list[str], source: str) -> NcclRow | None
                 fields["redop"] = tok
             elif name == "root":
                 fields["root"] = int(tok)
-        full = [NcclPlace(**p) for p in places if None not in (p.get("time_us"), p.get("algbw_gbps"), p.get("busbw_gbps"))]
+        full = [
+            NcclPlace(**p)
+            for p in places
+            if None not in (p.get("time_us"), p.get("algbw_gbps"), p.get("busbw_gbps"))
+        ]
     except (ValueError, TypeError) as e:
         raise ParseError(source, f"bad result row '{' '.join(toks)[:80]}': {e}") from None
     if "size" not in fields or not full:

@@ -43,7 +43,10 @@ def workload(torch: Any, device: str, seed: int = 1234, size: int = 256, dtype: 
     dtype = dtype or torch.float32
     g = torch.Generator(device="cpu").manual_seed(seed)
     x = torch.randn(size, size, generator=g, dtype=torch.float32).to(device=device, dtype=dtype)
-    ws = [torch.randn(size, size, generator=g, dtype=torch.float32).to(device=device, dtype=dtype) / size**0.5 for _ in range(3)]
+    ws = [
+        torch.randn(size, size, generator=g, dtype=torch.float32).to(device=device, dtype=dtype) / size**0.5
+        for _ in range(3)
+    ]
     out: dict[str, Any] = {}
     h = x
     for i, w in enumerate(ws):
@@ -78,12 +81,26 @@ def flip_one_bit(torch: Any, t: Any) -> Any:
 
 
 def record_for(torch: Any, outputs: dict[str, Any], rank: int, host: str, device_name: str) -> NumericsRecord:
-    digests = {k: hashlib.sha256(v.numpy().tobytes() if v.dtype != torch.bfloat16 else v.view(torch.int16).numpy().tobytes()).hexdigest() for k, v in outputs.items()}
+    digests = {
+        k: hashlib.sha256(
+            v.numpy().tobytes() if v.dtype != torch.bfloat16 else v.view(torch.int16).numpy().tobytes()
+        ).hexdigest()
+        for k, v in outputs.items()
+    }
     summaries = {k: float(v.double().sum().item()) for k, v in outputs.items()}
-    return NumericsRecord(rank=rank, host=host, device=device_name, sku=sku_of(device_name), digests=digests, summaries=summaries)
+    return NumericsRecord(
+        rank=rank,
+        host=host,
+        device=device_name,
+        sku=sku_of(device_name),
+        digests=digests,
+        summaries=summaries,
+    )
 
 
-def compute(devices: list[Device], first_rank: int = 0, corrupt_rank: int | None = None, repeat_cpu: int = 2) -> list[NumericsRecord]:
+def compute(
+    devices: list[Device], first_rank: int = 0, corrupt_rank: int | None = None, repeat_cpu: int = 3
+) -> list[NumericsRecord]:
     """Run the workload on every local device (on a CPU-only host, ``repeat_cpu`` times as separate ranks)."""
     torch = import_torch()
     targets = devices if devices[0].kind == "cuda" else devices * repeat_cpu
@@ -132,11 +149,17 @@ def compare(records: list[NumericsRecord], rtol: float = DEFAULT_RTOL) -> list[B
             majority[name] = digest
             if votes * 2 <= len(members):
                 for m in members:
-                    _flag(results[m.rank], name, f"no majority among {len(members)} {key} devices for '{name}'")
+                    _flag(
+                        results[m.rank], name, f"no majority among {len(members)} {key} devices for '{name}'"
+                    )
                 continue
             for m in members:
                 if m.digests.get(name) != digest:
-                    _flag(results[m.rank], name, f"'{name}' differs bitwise from {votes} of {len(members)} {key} devices")
+                    _flag(
+                        results[m.rank],
+                        name,
+                        f"'{name}' differs bitwise from {votes} of {len(members)} {key} devices",
+                    )
         good = next((m for m in members if all(m.digests.get(n) == majority[n] for n in names)), members[0])
         majority_summary[key] = good.summaries
         for m in members:
@@ -153,11 +176,15 @@ def compare(records: list[NumericsRecord], rtol: float = DEFAULT_RTOL) -> list[B
                     if ref is None:
                         continue
                     if abs(val - ref) > rtol * max(abs(ref), 1e-12):
-                        _flag(results[m.rank], name, f"'{name}' off by more than rtol={rtol:g} from {base_key}")
+                        _flag(
+                            results[m.rank], name, f"'{name}' off by more than rtol={rtol:g} from {base_key}"
+                        )
     cpu_repeat = all(r.device.startswith("cpu") for r in records)
     for res in results.values():
         if cpu_repeat:
-            res.params["note"] = "CPU-only: repeated runs on the host CPU (a determinism check, not cross-GPU)"
+            res.params["note"] = (
+                "CPU-only: repeated runs on the host CPU (a determinism check, not cross-GPU)"
+            )
         if res.params.get("bitwise_peers") == 0 and len(groups) == 1:
             res.verdict, res.reason = Status.UNKNOWN, "no other device of this SKU to compare bitwise"
     return sorted(results.values(), key=lambda r: r.params["rank"])

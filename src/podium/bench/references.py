@@ -28,7 +28,9 @@ def load_table(text: str | None = None) -> dict[str, Any]:
         raise InputError(DATA_FILE, "needs 'skus' and 'references' sections")
     for i, entry in enumerate(data["references"]):
         if not entry.get("source"):
-            raise InputError(DATA_FILE, f"reference #{i} ({entry.get('sku')}/{entry.get('benchmark')}) has no source")
+            raise InputError(
+                DATA_FILE, f"reference #{i} ({entry.get('sku')}/{entry.get('benchmark')}) has no source"
+            )
     return data
 
 

@@ -22,7 +22,12 @@ JOBS: list[tuple[str, dict[str, str], str, str]] = [
     ("seq_write", {"rw": "write", "bs": "1M"}, "write", "seq_write_mbps"),
     ("rand_read_4k", {"rw": "randread", "bs": "4k", "iodepth": "16"}, "read", "rand_read_iops"),
     ("rand_write_4k", {"rw": "randwrite", "bs": "4k", "iodepth": "16"}, "write", "rand_write_iops"),
-    ("small_files", {"rw": "write", "bs": "16k", "filesize": "16k", "nrfiles": "FILES", "openfiles": "64"}, "write", "small_file_iops"),
+    (
+        "small_files",
+        {"rw": "write", "bs": "16k", "filesize": "16k", "nrfiles": "FILES", "openfiles": "64"},
+        "write",
+        "small_file_iops",
+    ),
 ]
 PROFILES = {"smoke": ("8M", 1, 64), "quick": ("256M", 5, 1000), "full": ("4G", 30, 10000)}
 
@@ -79,7 +84,8 @@ def parse_fio_json(text: str, source: str = "fio JSON") -> FioRun:
                     write_bw_bytes=w["bw"],
                     write_iops=w["iops"],
                     write_lat_mean_ns=w["lat"],
-                    runtime_ms=(job.get("read") or {}).get("runtime") or (job.get("write") or {}).get("runtime"),
+                    runtime_ms=(job.get("read") or {}).get("runtime")
+                    or (job.get("write") or {}).get("runtime"),
                     error=int(job.get("error", 0)),
                 )
             )
@@ -93,8 +99,17 @@ def parse_fio_json(text: str, source: str = "fio JSON") -> FioRun:
 def fio_argv(path: str, profile: str = "quick") -> list[str]:
     """One fio invocation running every job one after another (``stonewall``) on ``path``."""
     size, runtime, files = PROFILES[profile]
-    argv = ["fio", "--output-format=json", f"--directory={path}", "--ioengine=psync", "--direct=0",
-            f"--size={size}", f"--runtime={runtime}", "--time_based=0", "--group_reporting=0"]
+    argv = [
+        "fio",
+        "--output-format=json",
+        f"--directory={path}",
+        "--ioengine=psync",
+        "--direct=0",
+        f"--size={size}",
+        f"--runtime={runtime}",
+        "--time_based=0",
+        "--group_reporting=0",
+    ]
     for name, opts, _, _ in JOBS:
         argv.append(f"--name={name}")
         argv.append("--stonewall")
@@ -123,8 +138,14 @@ def to_results(run: FioRun, path: str) -> list[BenchResult]:
                 metric=metric,
                 value=round(value, 3),
                 unit=unit,
-                params={"path": path, "job": name, "fio_version": run.fio_version, "bw_bytes": bw, "iops": iops,
-                        "lat_mean_ns": job.read_lat_mean_ns if direction == "read" else job.write_lat_mean_ns},
+                params={
+                    "path": path,
+                    "job": name,
+                    "fio_version": run.fio_version,
+                    "bw_bytes": bw,
+                    "iops": iops,
+                    "lat_mean_ns": job.read_lat_mean_ns if direction == "read" else job.write_lat_mean_ns,
+                },
             )
         )
     return out
@@ -139,7 +160,7 @@ def run(runner: CommandRunner, path: str | None, profile: str = "quick") -> list
         target.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         return [skipped("storage", "seq_read_mbps", f"cannot write to {path}: {e.strerror}")]
-    size, runtime, _ = PROFILES[profile]
+    _, runtime, _ = PROFILES[profile]
     out = runner.run(fio_argv(str(target), profile), timeout=60 + 6 * runtime * len(JOBS), name="fio")
     try:
         for f in target.iterdir():

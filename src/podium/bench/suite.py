@@ -70,10 +70,14 @@ def resolve(suite: str | list[str]) -> tuple[str, list[str]]:
 
 
 def _task_index() -> int:
-    return int(os.environ.get("SLURM_PROCID", os.environ.get("JOB_COMPLETION_INDEX", os.environ.get("RANK", "0"))))
+    return int(
+        os.environ.get("SLURM_PROCID", os.environ.get("JOB_COMPLETION_INDEX", os.environ.get("RANK", "0")))
+    )
 
 
-def run_in_task(name: str, profile: str, opts: dict[str, Any], runner: CommandRunner | None = None) -> TaskOutput:
+def run_in_task(
+    name: str, profile: str, opts: dict[str, Any], runner: CommandRunner | None = None
+) -> TaskOutput:
     """Run one benchmark in this process (one task). Never raises for a benchmark that cannot run."""
     runner = runner or LocalRunner()
     out = TaskOutput(benchmark=name, host=hostname(), task=_task_index())
@@ -148,7 +152,13 @@ def _nccl_tests(profile, opts, runner):
         return [skipped("nccl_tests", "busbw_gbps", NO_GPU)], []
     binary = opts.get("nccl_tests_binary") or "all_reduce_perf"
     if shutil.which(binary) is None:
-        return [skipped("nccl_tests", "busbw_gbps", f"{binary} not found (build NVIDIA/nccl-tests or pass --nccl-tests-output)")], []
+        return [
+            skipped(
+                "nccl_tests",
+                "busbw_gbps",
+                f"{binary} not found (build NVIDIA/nccl-tests or pass --nccl-tests-output)",
+            )
+        ], []
     cmd = [binary, "-b", "8", "-e", "8G" if profile != "smoke" else "64M", "-f", "2", "-g", str(len(devs))]
     res_out = runner.run(cmd, timeout=1800, name="nccl-tests")
     if not res_out.ok:
@@ -164,8 +174,13 @@ def _ib(test: str) -> Callable:
         from podium.bench import ib_perftest
 
         link = opts.get("ib_link_gbps")
-        return ib_perftest.run(runner, test, device=opts.get("ib_device"), peer=opts.get("ib_peer"),
-                               link_gbps=int(link) if link else None), []
+        return ib_perftest.run(
+            runner,
+            test,
+            device=opts.get("ib_device"),
+            peer=opts.get("ib_peer"),
+            link_gbps=int(link) if link else None,
+        ), []
 
     return inner
 
@@ -193,7 +208,9 @@ def merge(name: str, outputs: list[TaskOutput], opts: dict[str, Any] | None = No
     """Graded results of one benchmark from all its tasks."""
     opts = opts or {}
     if not outputs:
-        return [BenchResult(benchmark=name, metric="-", verdict=Status.UNKNOWN, reason="no task produced output")]
+        return [
+            BenchResult(benchmark=name, metric="-", verdict=Status.UNKNOWN, reason="no task produced output")
+        ]
     if name == "numerics":
         from podium.bench import numerics
 
@@ -203,7 +220,9 @@ def merge(name: str, outputs: list[TaskOutput], opts: dict[str, Any] | None = No
     results = []
     for o in outputs:
         if o.error:
-            results.append(BenchResult(benchmark=name, metric="-", host=o.host, verdict=Status.UNKNOWN, reason=o.error))
+            results.append(
+                BenchResult(benchmark=name, metric="-", host=o.host, verdict=Status.UNKNOWN, reason=o.error)
+            )
         for r in o.results:
             r.sku = r.sku or sku_of(r.device)
             results.append(grading.grade(r))

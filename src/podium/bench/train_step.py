@@ -50,7 +50,9 @@ PROFILES = {
     "quick": (LlamaConfig(), 8, 10),
     "full": (LlamaConfig(vocab=32000, d_model=2048, n_layers=16, n_heads=16, ffn=5504, seq_len=2048), 8, 20),
 }
-CPU_PROFILES = {"quick": (LlamaConfig(vocab=2048, d_model=128, n_layers=2, n_heads=4, ffn=344, seq_len=128), 4, 5)}
+CPU_PROFILES = {
+    "quick": (LlamaConfig(vocab=2048, d_model=128, n_layers=2, n_heads=4, ffn=344, seq_len=128), 4, 5)
+}
 
 
 def build_model(torch: Any, cfg: LlamaConfig):
@@ -125,7 +127,9 @@ def measure(device: Device, profile: str = "quick", ddp: bool = False) -> BenchR
     torch = import_torch()
     import torch.distributed as dist
 
-    cfg, batch, steps = (CPU_PROFILES.get(profile) or PROFILES[profile]) if device.kind == "cpu" else PROFILES[profile]
+    cfg, batch, steps = (
+        (CPU_PROFILES.get(profile) or PROFILES[profile]) if device.kind == "cpu" else PROFILES[profile]
+    )
     torch.manual_seed(0)
     dev = device.torch_device
     model = build_model(torch, cfg).to(dev)
@@ -133,14 +137,20 @@ def measure(device: Device, profile: str = "quick", ddp: bool = False) -> BenchR
     world = 1
     if ddp and dist.is_available() and dist.is_initialized():
         world = dist.get_world_size()
-        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.kind == "cuda" else None)
+        model = torch.nn.parallel.DistributedDataParallel(
+            model, device_ids=[device.index] if device.kind == "cuda" else None
+        )
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     tokens = torch.randint(0, cfg.vocab, (batch, cfg.seq_len + 1), device=dev)
 
     def step():
-        with torch.autocast(device_type="cuda" if device.kind == "cuda" else "cpu", dtype=dtype, enabled=device.kind == "cuda"):
+        with torch.autocast(
+            device_type="cuda" if device.kind == "cuda" else "cpu", dtype=dtype, enabled=device.kind == "cuda"
+        ):
             logits = model(tokens[:, :-1])
-            loss = torch.nn.functional.cross_entropy(logits.float().view(-1, cfg.vocab), tokens[:, 1:].reshape(-1))
+            loss = torch.nn.functional.cross_entropy(
+                logits.float().view(-1, cfg.vocab), tokens[:, 1:].reshape(-1)
+            )
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)

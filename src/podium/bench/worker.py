@@ -33,7 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # a crash is reported as the task's error, never silently lost
         from podium.bench.devices import hostname
 
-        out = TaskOutput(benchmark=args.benchmark, host=hostname(), task=task_index(), error=f"{type(e).__name__}: {e}")
+        out = TaskOutput(
+            benchmark=args.benchmark, host=hostname(), task=task_index(), error=f"{type(e).__name__}: {e}"
+        )
     text = out.model_dump_json()
     if args.out:
         path = Path(args.out)

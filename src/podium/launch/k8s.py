@@ -49,7 +49,9 @@ def job_name(benchmark: str, run_id: str) -> str:
     return _dns_name(f"podium-{benchmark}-{run_id[-6:]}")
 
 
-def _container(benchmark: str, profile: str, bench_opts: dict[str, Any], opts: K8sOptions, env: list[dict]) -> dict:
+def _container(
+    benchmark: str, profile: str, bench_opts: dict[str, Any], opts: K8sOptions, env: list[dict]
+) -> dict:
     limits: dict[str, Any] = {}
     if opts.gpus_per_node:
         limits[opts.gpu_resource] = opts.gpus_per_node
@@ -58,8 +60,17 @@ def _container(benchmark: str, profile: str, bench_opts: dict[str, Any], opts: K
     container: dict[str, Any] = {
         "name": "bench",
         "image": opts.image,
-        "command": ["python3", "-m", "podium.bench.worker", "--benchmark", benchmark, "--profile", profile,
-                    "--opts", json.dumps(bench_opts, sort_keys=True)],
+        "command": [
+            "python3",
+            "-m",
+            "podium.bench.worker",
+            "--benchmark",
+            benchmark,
+            "--profile",
+            profile,
+            "--opts",
+            json.dumps(bench_opts, sort_keys=True),
+        ],
         "env": env,
     }
     if limits:
@@ -69,20 +80,34 @@ def _container(benchmark: str, profile: str, bench_opts: dict[str, Any], opts: K
     return container
 
 
-def render_job(benchmark: str, profile: str, bench_opts: dict[str, Any], run_id: str, opts: K8sOptions) -> list[dict]:
+def render_job(
+    benchmark: str, profile: str, bench_opts: dict[str, Any], run_id: str, opts: K8sOptions
+) -> list[dict]:
     """A batch/v1 Indexed Job (plus a headless Service when it spans nodes)."""
     if not opts.image:
         raise UsageError("--backend k8s needs --container-image (an image with podium[bench] installed)")
     name = job_name(benchmark, run_id)
-    labels = {"app.kubernetes.io/name": "podium", "podium.dev/benchmark": _dns_name(benchmark), "podium.dev/run": _dns_name(run_id)[-63:]}
+    labels = {
+        "app.kubernetes.io/name": "podium",
+        "podium.dev/benchmark": _dns_name(benchmark),
+        "podium.dev/run": _dns_name(run_id)[-63:],
+    }
     env = [
         {"name": "PODIUM_RUN_ID", "value": run_id},
         {"name": "WORLD_SIZE", "value": str(opts.nodes)},
-        {"name": "RANK", "valueFrom": {"fieldRef": {"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
+        {
+            "name": "RANK",
+            "valueFrom": {
+                "fieldRef": {"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}
+            },
+        },
         {"name": "MASTER_ADDR", "value": f"{name}-0.{name}" if opts.nodes > 1 else "127.0.0.1"},
         {"name": "MASTER_PORT", "value": str(opts.master_port)},
     ]
-    pod_spec: dict[str, Any] = {"restartPolicy": "Never", "containers": [_container(benchmark, profile, bench_opts, opts, env)]}
+    pod_spec: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "containers": [_container(benchmark, profile, bench_opts, opts, env)],
+    }
     if opts.nodes > 1:
         pod_spec["subdomain"] = name
     if opts.node_selector:
@@ -109,13 +134,19 @@ def render_job(benchmark: str, profile: str, bench_opts: dict[str, Any], run_id:
                 "apiVersion": "v1",
                 "kind": "Service",
                 "metadata": {"name": name, "namespace": opts.namespace, "labels": labels},
-                "spec": {"clusterIP": "None", "selector": {"job-name": name}, "ports": [{"name": "rdzv", "port": opts.master_port}]},
+                "spec": {
+                    "clusterIP": "None",
+                    "selector": {"job-name": name},
+                    "ports": [{"name": "rdzv", "port": opts.master_port}],
+                },
             }
         )
     return docs
 
 
-def render_pytorchjob(benchmark: str, profile: str, bench_opts: dict[str, Any], run_id: str, opts: K8sOptions) -> dict:
+def render_pytorchjob(
+    benchmark: str, profile: str, bench_opts: dict[str, Any], run_id: str, opts: K8sOptions
+) -> dict:
     """A Kubeflow ``PyTorchJob`` (kubeflow.org/v1): the operator sets MASTER_ADDR/RANK/WORLD_SIZE."""
     if not opts.image:
         raise UsageError("--backend k8s needs --container-image")
@@ -132,12 +163,18 @@ def render_pytorchjob(benchmark: str, profile: str, bench_opts: dict[str, Any], 
     return {
         "apiVersion": "kubeflow.org/v1",
         "kind": "PyTorchJob",
-        "metadata": {"name": name, "namespace": opts.namespace, "labels": {"app.kubernetes.io/name": "podium"}},
+        "metadata": {
+            "name": name,
+            "namespace": opts.namespace,
+            "labels": {"app.kubernetes.io/name": "podium"},
+        },
         "spec": {"runPolicy": {"backoffLimit": 0}, "pytorchReplicaSpecs": specs},
     }
 
 
-def render_jobset(benchmark: str, profile: str, bench_opts: dict[str, Any], run_id: str, opts: K8sOptions) -> dict:
+def render_jobset(
+    benchmark: str, profile: str, bench_opts: dict[str, Any], run_id: str, opts: K8sOptions
+) -> dict:
     """A ``JobSet`` (jobset.x-k8s.io/v1alpha2) wrapping the Indexed Job; pod 0 is the rendezvous."""
     job = render_job(benchmark, profile, bench_opts, run_id, opts)[0]
     name = job["metadata"]["name"]
@@ -162,11 +199,19 @@ def parse_logs(text: str, benchmark: str, pod: str = "pod") -> TaskOutput:
     for line in reversed(text.splitlines()):
         if line.startswith(MARKER):
             try:
-                return TaskOutput.model_validate_json(line[len(MARKER):])
+                return TaskOutput.model_validate_json(line[len(MARKER) :])
             except ValueError as e:
-                return TaskOutput(benchmark=benchmark, host=pod, error=f"unreadable result in log of {pod}: {str(e).splitlines()[0]}")
+                return TaskOutput(
+                    benchmark=benchmark,
+                    host=pod,
+                    error=f"unreadable result in log of {pod}: {str(e).splitlines()[0]}",
+                )
     tail = text.strip().splitlines()[-1:] or ["(empty log)"]
-    return TaskOutput(benchmark=benchmark, host=pod, error=f"no {MARKER.strip()} line in log of {pod}; last line: {tail[0][:200]}")
+    return TaskOutput(
+        benchmark=benchmark,
+        host=pod,
+        error=f"no {MARKER.strip()} line in log of {pod}; last line: {tail[0][:200]}",
+    )
 
 
 def _client():
@@ -191,7 +236,9 @@ class K8sLauncher:
         self.opts = opts
         self._k8s = None
 
-    def manifests(self, benchmark: str, profile: str, bench_opts: dict[str, Any], kind: str = "Job") -> list[dict]:
+    def manifests(
+        self, benchmark: str, profile: str, bench_opts: dict[str, Any], kind: str = "Job"
+    ) -> list[dict]:
         if kind == "PyTorchJob":
             return [render_pytorchjob(benchmark, profile, bench_opts, self.run.record.run_id, self.opts)]
         if kind == "JobSet":
@@ -233,13 +280,21 @@ class K8sLauncher:
         self.run.log.info("benchmark %s applied as %s %s/%s", benchmark, kind, ns, name)
         self._wait(name, kind)
         core = k.client.CoreV1Api()
-        selector = f"job-name={name}" if kind == "Job" else f"training.kubeflow.org/job-name={name}" if kind == "PyTorchJob" else f"jobset.sigs.k8s.io/jobset-name={name}"
+        selector = (
+            f"job-name={name}"
+            if kind == "Job"
+            else f"training.kubeflow.org/job-name={name}"
+            if kind == "PyTorchJob"
+            else f"jobset.sigs.k8s.io/jobset-name={name}"
+        )
         outputs = []
         for pod in core.list_namespaced_pod(ns, label_selector=selector).items:
             log = core.read_namespaced_pod_log(pod.metadata.name, ns)
             (out / f"{pod.metadata.name}.log").write_text(log)
             outputs.append(parse_logs(log, benchmark, pod.metadata.name))
-        return outputs or [TaskOutput(benchmark=benchmark, host="k8s", error=f"no pods found for {kind} {name}")]
+        return outputs or [
+            TaskOutput(benchmark=benchmark, host="k8s", error=f"no pods found for {kind} {name}")
+        ]
 
     def _wait(self, name: str, kind: str) -> None:
         k = self._k8s
@@ -250,9 +305,21 @@ class K8sLauncher:
                 if (st.succeeded or 0) + (st.failed or 0) >= self.opts.nodes or (st.failed or 0) > 0:
                     return
             else:
-                group, version, plural = ("kubeflow.org", "v1", "pytorchjobs") if kind == "PyTorchJob" else ("jobset.x-k8s.io", "v1alpha2", "jobsets")
-                obj = k.client.CustomObjectsApi().get_namespaced_custom_object_status(group, version, self.opts.namespace, plural, name)
-                conds = {c.get("type"): c.get("status") for c in (obj.get("status") or {}).get("conditions", [])}
-                if conds.get("Succeeded") == "True" or conds.get("Failed") == "True" or conds.get("Completed") == "True":
+                group, version, plural = (
+                    ("kubeflow.org", "v1", "pytorchjobs")
+                    if kind == "PyTorchJob"
+                    else ("jobset.x-k8s.io", "v1alpha2", "jobsets")
+                )
+                obj = k.client.CustomObjectsApi().get_namespaced_custom_object_status(
+                    group, version, self.opts.namespace, plural, name
+                )
+                conds = {
+                    c.get("type"): c.get("status") for c in (obj.get("status") or {}).get("conditions", [])
+                }
+                if (
+                    conds.get("Succeeded") == "True"
+                    or conds.get("Failed") == "True"
+                    or conds.get("Completed") == "True"
+                ):
                     return
             time.sleep(self.opts.poll_s)

@@ -24,7 +24,17 @@ from podium.bench.suite import PER_GPU_TASKS, TaskOutput
 from podium.runner import CommandRunner, LocalRunner
 from podium.runs import RunDirectory
 
-FINAL_STATES = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "BOOT_FAIL", "DEADLINE"}
+FINAL_STATES = {
+    "COMPLETED",
+    "FAILED",
+    "CANCELLED",
+    "TIMEOUT",
+    "NODE_FAIL",
+    "OUT_OF_MEMORY",
+    "PREEMPTED",
+    "BOOT_FAIL",
+    "DEADLINE",
+}
 PASSTHROUGH_ENV = ("PATH", "PYTHONPATH", "VIRTUAL_ENV", "LD_LIBRARY_PATH", "PODIUM_RUNS_DIR")
 
 
@@ -76,7 +86,12 @@ def render_script(
     ]
     if opts.gpus_per_node:
         sb.append(f"--gpus-per-node={opts.gpus_per_node}")
-    for flag, val in (("partition", opts.partition), ("account", opts.account), ("nodelist", opts.nodelist), ("exclude", opts.exclude)):
+    for flag, val in (
+        ("partition", opts.partition),
+        ("account", opts.account),
+        ("nodelist", opts.nodelist),
+        ("exclude", opts.exclude),
+    ):
         if val:
             sb.append(f"--{flag}={val}")
     sb.extend(opts.extra_sbatch)
@@ -99,8 +114,19 @@ def render_script(
         mounts = [f"{out_dir.parent.parent}:{out_dir.parent.parent}", *opts.container_mounts]
         srun += [f"--container-image={opts.container_image}", f"--container-mounts={','.join(mounts)}"]
         python = "python3"
-    worker = [python, "-m", "podium.bench.worker", "--benchmark", benchmark, "--profile", profile,
-              "--opts", json.dumps(bench_opts, sort_keys=True), "--out", str(out_dir)]
+    worker = [
+        python,
+        "-m",
+        "podium.bench.worker",
+        "--benchmark",
+        benchmark,
+        "--profile",
+        profile,
+        "--opts",
+        json.dumps(bench_opts, sort_keys=True),
+        "--out",
+        str(out_dir),
+    ]
     lines.append(" ".join(shlex.quote(a) for a in srun + worker))
     return "\n".join(lines) + "\n"
 
@@ -126,7 +152,9 @@ def parse_scontrol_job(stdout: str, job_id: str) -> JobStatus | None:
     fields = dict(tok.split("=", 1) for tok in stdout.split() if "=" in tok)
     if fields.get("JobId") != job_id or "JobState" not in fields:
         return None
-    return JobStatus(job_id, fields["JobState"], fields.get("ExitCode"), fields.get("NodeList"), source="scontrol")
+    return JobStatus(
+        job_id, fields["JobState"], fields.get("ExitCode"), fields.get("NodeList"), source="scontrol"
+    )
 
 
 class SlurmLauncher:
@@ -154,7 +182,9 @@ class SlurmLauncher:
             for f in out_dir.glob("task-*.json"):
                 f.unlink()
         script_path.write_text(self.script(benchmark, profile, bench_opts))
-        sub = self.runner.run(["sbatch", "--parsable", str(script_path)], timeout=60, name=f"sbatch-{benchmark}")
+        sub = self.runner.run(
+            ["sbatch", "--parsable", str(script_path)], timeout=60, name=f"sbatch-{benchmark}"
+        )
         job = parse_sbatch(sub.stdout) if sub.ok else None
         if job is None:
             return [TaskOutput(benchmark=benchmark, host="slurm", error=f"sbatch failed: {sub.why_not()}")]
@@ -188,7 +218,11 @@ class SlurmLauncher:
             return JobStatus(job, "TIMEOUT", None, None, source="podium")
         # sacct is eventually consistent: poll a few seconds for the row
         for _ in range(20):
-            acct = self.runner.run(["sacct", "-n", "-P", "-X", "-j", job, "-o", "JobID,State,ExitCode,NodeList"], timeout=30, name=f"sacct-{job}")
+            acct = self.runner.run(
+                ["sacct", "-n", "-P", "-X", "-j", job, "-o", "JobID,State,ExitCode,NodeList"],
+                timeout=30,
+                name=f"sacct-{job}",
+            )
             if not acct.ok:
                 break
             st = parse_sacct(acct.stdout, job)
