@@ -176,7 +176,7 @@ def measure(device: Device, profile: str = "quick", ddp: bool = False) -> BenchR
         "world": world,
         "matmul_params": cfg.matmul_params(),
         "flops_per_token": fpt,
-        "achieved_tflops": round(tok_s * fpt / 1e12, 6),
+        "achieved_tflops": float(f"{tok_s * fpt / 1e12:.6g}"),
         "final_loss": round(float(loss.item()), 4),
         "dtype": "bf16-autocast" if device.kind == "cuda" else "fp32",
     }
