@@ -121,3 +121,16 @@ def test_numerics_across_skus_uses_tolerance():
         out[3].verdict == Status.FAIL and out[2].verdict == Status.FAIL
     )  # no majority between the two MI300X
     assert out[0].verdict == Status.PASS
+
+
+def test_train_step_data_parallel_two_cpu_ranks():
+    from podium.bench.devices import local_devices
+    from podium.bench.train_step import PROFILES, run
+
+    cfg, batch, steps = PROFILES["smoke"]
+    single, ddp = run(local_devices(), "smoke", local_ranks=2)
+    assert single.params["world"] == 1 and ddp.params["world"] == 2
+    # tokens/s counts both ranks' batches; FLOPs per token do not change with data parallelism
+    assert ddp.params["flops_per_token"] == single.params["flops_per_token"] == cfg.flops_per_token()
+    assert (ddp.params["batch"], ddp.params["steps"]) == (batch, steps)  # per rank
+    assert ddp.value > 0

@@ -90,10 +90,18 @@ def render(
     profile, names = resolve(suite)
     bench_opts = {k: v for k, v in opts.items() if k not in _LAUNCH_KEYS and v is not None}
     if run is None:
-        import tempfile
-        from pathlib import Path
+        # where a real run would go; nothing is written for a dry run
+        import socket
 
-        run = RunDirectory.create("bench-dry-run", root=Path(tempfile.mkdtemp(prefix="podium-dry-")))
+        from podium import __version__
+        from podium.models.run import RunRecord
+        from podium.runs import DEFAULT_RUNS_ROOT, new_run_id
+
+        run_id = new_run_id("bench")
+        record = RunRecord(
+            run_id=run_id, command="bench", podium_version=__version__, host=socket.gethostname()
+        )
+        run = RunDirectory(DEFAULT_RUNS_ROOT.resolve() / run_id, record)
     launcher = _launcher(backend, run, nodes, opts)
     out = {}
     for name in names:

@@ -126,6 +126,8 @@ def rank_main(
                         "busbw_gbps": round(busbw_gbps(op, size, t, world), 6),
                     }
                 )
+        hosts: list[str] = [""] * world
+        dist.all_gather_object(hosts, hostname())
         if rank == 0 and out_path:
             device_name = torch.cuda.get_device_name() if device != "cpu" else "cpu"
             Path(out_path).write_text(
@@ -135,7 +137,7 @@ def rank_main(
                         "world": world,
                         "backend": backend,
                         "device": device_name,
-                        "host": hostname(),
+                        "hosts": hosts,
                     }
                 )
             )
@@ -205,6 +207,7 @@ def to_results(data: dict[str, Any], on_gpu: bool) -> list[BenchResult]:
             "size_bytes": largest["size_bytes"],
             "algbw_gbps": largest["algbw_gbps"],
             "avg_busbw_gbps": round(sum(r["busbw_gbps"] for r in rows) / len(rows), 6),
+            "nodes": len(set(data["hosts"])),
         }
         if on_gpu:
             params["gpus"] = data["world"]
@@ -214,7 +217,7 @@ def to_results(data: dict[str, Any], on_gpu: bool) -> list[BenchResult]:
                 metric="busbw_gbps",
                 value=largest["busbw_gbps"],
                 unit="GB/s",
-                host=data.get("host"),
+                host=",".join(dict.fromkeys(data["hosts"])),
                 device=data.get("device"),
                 params=params,
                 breakdown=rows,

@@ -119,7 +119,8 @@ def _collectives(profile, opts, runner):
 def _train_step(profile, opts, runner):
     from podium.bench import train_step
 
-    return train_step.run(_devices(), profile), []
+    ranks = opts.get("ddp_local_ranks")
+    return train_step.run(_devices(), profile, local_ranks=None if ranks is None else int(ranks)), []
 
 
 def _numerics(profile, opts, runner):

@@ -197,8 +197,45 @@ def measure(device: Device, profile: str = "quick", ddp: bool = False) -> BenchR
     )
 
 
-def run(devices: list[Device], profile: str = "quick") -> list[BenchResult]:
-    """Single-device training step on the first device; data-parallel when launched with ranks."""
+def _ddp_entry(rank: int, world: int, init: str, profile: str, out_path: str) -> None:
+    import json
+    import os
+
+    os.environ.update({"RANK": str(rank), "WORLD_SIZE": str(world), "LOCAL_RANK": str(rank)})
+    addr, port = init.removeprefix("tcp://").rsplit(":", 1)
+    os.environ.update({"MASTER_ADDR": addr, "MASTER_PORT": port})
+    from podium.bench.devices import local_devices
+
+    results = run(local_devices(), profile, local_ranks=1)
+    if rank == 0:
+        with open(out_path, "w") as f:
+            json.dump([r.model_dump(mode="json") for r in results], f)
+
+
+def run_ddp_local(world: int, profile: str = "quick") -> BenchResult:
+    """Data-parallel training step over ``world`` processes on this host (one per GPU, or gloo on CPU)."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    import torch.multiprocessing as mp
+
+    from podium.bench.collectives import free_port
+
+    with tempfile.TemporaryDirectory(prefix="podium-ddp-") as tmp:
+        out = str(Path(tmp) / "result.json")
+        mp.spawn(
+            _ddp_entry, args=(world, f"tcp://127.0.0.1:{free_port()}", profile, out), nprocs=world, join=True
+        )
+        return BenchResult.model_validate(json.loads(Path(out).read_text())[0])
+
+
+def run(devices: list[Device], profile: str = "quick", local_ranks: int | None = None) -> list[BenchResult]:
+    """Single-device training step, plus data-parallel across the allocation.
+
+    Launched with ranks (srun/torchrun): DDP over all ranks, reported by rank 0. Otherwise one
+    device, and DDP over ``local_ranks`` processes (default: every local GPU; 1 on a CPU host).
+    """
     import os
 
     torch = import_torch()
@@ -220,4 +257,8 @@ def run(devices: list[Device], profile: str = "quick") -> list[BenchResult]:
         finally:
             dist.destroy_process_group()
         return [result] if rank == 0 else []
-    return [measure(devices[0], profile)]
+    results = [measure(devices[0], profile)]
+    world = local_ranks if local_ranks is not None else (len(devices) if devices[0].kind == "cuda" else 1)
+    if world > 1:
+        results.append(run_ddp_local(world, profile))
+    return results
