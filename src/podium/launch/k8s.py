@@ -222,7 +222,10 @@ def _client():
     try:
         kubernetes.config.load_incluster_config()
     except kubernetes.config.ConfigException:
-        kubernetes.config.load_kube_config()
+        import os
+
+        # read KUBECONFIG now: the client captured its default when it was imported
+        kubernetes.config.load_kube_config(config_file=os.environ.get("KUBECONFIG") or None)
     return kubernetes
 
 
