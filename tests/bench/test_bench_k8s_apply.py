@@ -24,6 +24,7 @@ class _Api(BaseHTTPRequestHandler):
     jobs: dict[str, dict] = {}
     calls: list[tuple[str, str]] = []
     log_text = ""
+    crds = False
 
     def log_message(self, *args):  # keep pytest output clean
         pass
@@ -40,7 +41,7 @@ class _Api(BaseHTTPRequestHandler):
         url = urlparse(self.path)
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.calls.append(("POST", url.path))
-        if url.path.endswith("/jobs"):
+        if url.path.endswith(("/jobs", "/pytorchjobs")):
             self.jobs[body["metadata"]["name"]] = body
             return self._send(201, body)
         return self._send(404, {"kind": "Status", "code": 404})
@@ -49,9 +50,29 @@ class _Api(BaseHTTPRequestHandler):
         url = urlparse(self.path)
         self.calls.append(("GET", url.path))
         parts = url.path.strip("/").split("/")
+        if parts[-2:] == ["customresourcedefinitions", "pytorchjobs.kubeflow.org"] and self.crds:
+            return self._send(
+                200,
+                {
+                    "kind": "CustomResourceDefinition",
+                    "apiVersion": "apiextensions.k8s.io/v1",
+                    "metadata": {"name": parts[-1]},
+                    "spec": {
+                        "group": "kubeflow.org",
+                        "names": {"plural": "pytorchjobs", "kind": "PyTorchJob"},
+                        "scope": "Namespaced",
+                        "versions": [],
+                    },
+                },
+            )
         if "jobs" in parts and parts[-1] == "status":
             job = self.jobs[parts[-2]]
             return self._send(200, {**job, "status": {"succeeded": 1, "active": 0}})
+        if "pytorchjobs" in parts and parts[-1] == "status":
+            job = self.jobs[parts[-2]]
+            return self._send(
+                200, {**job, "status": {"conditions": [{"type": "Succeeded", "status": "True"}]}}
+            )
         if parts[-1] == "pods":
             selector = parse_qs(url.query)["labelSelector"][0]
             name = selector.split("=", 1)[1]
@@ -90,7 +111,7 @@ def api_server(tmp_path, monkeypatch):
     )
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    _Api.jobs, _Api.calls = {}, []
+    _Api.jobs, _Api.calls, _Api.crds = {}, [], False
     yield _Api
     server.shutdown()
 
@@ -123,3 +144,15 @@ def test_k8s_through_run_bench(api_server, tmp_path):
     run = RunDirectory.create("bench", root=tmp_path / "runs")
     report = run_bench(["numerics"], backend="k8s", run=run, container_image="python:3.11", poll_s=0.05)
     assert [r.verdict for r in report.results] == [Status.FAIL, Status.PASS, Status.PASS]
+
+
+def test_k8s_uses_pytorchjob_when_the_crd_exists(api_server, tmp_path):
+    api_server.crds = True
+    api_server.log_text = MARKER + run_in_task("numerics", "smoke", {}).model_dump_json() + "\n"
+    run = RunDirectory.create("bench", root=tmp_path / "runs")
+    opts = K8sOptions(image="img", namespace="bench", nodes=2, poll_s=0.05, job_timeout_s=30)
+    outputs = K8sLauncher(run, opts).run_benchmark("numerics", "smoke", {})
+    (name,) = api_server.jobs
+    assert api_server.jobs[name]["kind"] == "PyTorchJob"
+    assert ("POST", "/apis/kubeflow.org/v1/namespaces/bench/pytorchjobs") in api_server.calls
+    assert outputs[0].error is None and len(outputs[0].numerics) == 3
