@@ -31,8 +31,7 @@ python -m pip install -q --upgrade pip 2>/dev/null || true
 python -m pip install -q -e ".[dev]"
 # health: DaemonSet manifest validation and the active checks' CPU tests (torch CPU wheel, pinned)
 python -m pip install -q kubernetes-validate "torch==2.13.0" numpy
-# bench: the same torch wheel, plus the k8s extra for the Kubernetes launcher test
-python -m pip install -q "kubernetes>=29"
+# bench: uses the same torch wheel
 
 # ---------------------------------------------------------------- services
 cleanup() {
