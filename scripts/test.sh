@@ -9,7 +9,7 @@ export DEBIAN_FRONTEND=noninteractive
 log() { printf '[test.sh %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
 # ---------------------------------------------------------------- system packages
-APT_PKGS=(iproute2 procps kmod pciutils openssl)
+APT_PKGS=(iproute2 procps kmod pciutils openssl fio)
 missing=()
 for p in "${APT_PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ "${#missing[@]}" -gt 0 ]; then
@@ -31,6 +31,7 @@ python -m pip install -q --upgrade pip 2>/dev/null || true
 python -m pip install -q -e ".[dev]"
 # health: DaemonSet manifest validation and the active checks' CPU tests (torch CPU wheel, pinned)
 python -m pip install -q kubernetes-validate "torch==2.13.0" numpy
+# bench: uses the same torch wheel
 
 # ---------------------------------------------------------------- services
 cleanup() {

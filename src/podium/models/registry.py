@@ -20,6 +20,11 @@ MODELS: dict[str, str] = {
     "ChecksReport": "podium.checks.model:ChecksReport",
     "HealthReport": "podium.health.models:HealthReport",
     "NodeHealth": "podium.health.models:NodeHealth",
+    "BenchResult": "podium.bench.model:BenchResult",
+    "BenchReport": "podium.bench.model:BenchReport",
+    "BenchReference": "podium.bench.model:Reference",
+    "NcclTestsRun": "podium.bench.nccl_tests_parse:NcclTestsRun",
+    "FioRun": "podium.bench.storage:FioRun",
 }
 
 
