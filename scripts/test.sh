@@ -30,7 +30,7 @@ VENV=${PODIUM_VENV:-$ROOT/.venv}
 python -m pip install -q --upgrade pip 2>/dev/null || true
 python -m pip install -q -e ".[dev]"
 # health: DaemonSet manifest validation and the active checks' CPU tests (torch CPU wheel, pinned)
-python -m pip install -q kubernetes-validate "torch==2.13.0" numpy
+python -m pip install -q kubernetes-validate "kubernetes>=29" "torch==2.13.0" numpy
 # bench: uses the same torch wheel
 
 # ---------------------------------------------------------------- services
