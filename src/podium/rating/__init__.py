@@ -1,0 +1,1 @@
+"""Rating: evidence + declared facts + a published rubric -> scorecards, tiers, rankings, history."""
