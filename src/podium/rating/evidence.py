@@ -308,7 +308,9 @@ def read_endpoint_bench(data: Any, file: str) -> list[Measurement]:
 
 # ------------------------------------------------------------------------------------------ loading
 def _finding_key(r: CheckResult) -> str:
-    return "|".join([r.id, r.host or "", r.subject or ""])
+    # Check id and host, not the subject: an upgrade from one vulnerable version to another
+    # changes the subject but does not fix the finding.
+    return f"{r.id}|{r.host or ''}"
 
 
 def snapshot(kind: str, file: str, at: datetime | None, checks: list[SourcedCheck]) -> RunSnapshot:

@@ -19,7 +19,7 @@ class FixTime(BaseModel):
     """One finding's life across runs."""
 
     model_config = ConfigDict(extra="forbid")
-    key: str = Field(description="check id|host|subject")
+    key: str = Field(description="check id|host")
     title: str
     kind: str
     first_seen: datetime

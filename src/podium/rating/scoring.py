@@ -590,3 +590,20 @@ def next_tier_plan(card: Scorecard, rubric: Rubric) -> ToNextTier:
     return ToNextTier(
         target=target.name, points_needed=needed, reachable=gained >= needed - 1e-9, fixes=fixes
     )
+
+
+def how_to_evidence(item: RubricItem) -> str:
+    """What to hand podium so that an unknown item can be graded."""
+    if item.basis == "checks":
+        kinds = ", ".join(item.select.kinds) or "check"
+        return f"add the JSON of `podium {kinds}` to the evaluation"
+    if item.basis == "measurements":
+        kinds = ", ".join(item.select.kinds)
+        return f"add {kinds} results ({', '.join(item.select.benchmarks or item.select.metrics)})"
+    if item.basis == "declared":
+        return f"declare {' or '.join(item.facts)} with a source in the provider file"
+    if item.basis == "peer_price":
+        return f"declare the {item.term} price of a {item.sku.upper()} SKU in the provider file"
+    if item.basis == "scheduler":
+        return "add captured `sacctmgr show event`, `sinfo -R` and `sacct -P` output under slurm/"
+    return "re-run the evaluation after fixing findings, so that the time to fix is measured"

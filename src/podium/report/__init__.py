@@ -1,0 +1,1 @@
+"""Reports: self-contained HTML (inline SVG plots), Markdown and JSON for scorecards and rankings."""

@@ -1,0 +1,1 @@
+"""Results store: runs, findings, measurements, scorecards and rankings (SQLAlchemy 2)."""
