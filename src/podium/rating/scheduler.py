@@ -204,12 +204,14 @@ def parse_sinfo_reasons(text: str, source: str = "sinfo -R") -> list[NodeReason]
             raise ParseError(source, f"not valid JSON: {e}") from None
         out = []
         for node in data.get("nodes", []):
-            if node.get("reason"):
+            state = str(node.get("state") or "")
+            down = any(s in state.upper() for s in FAILURE_STATES)
+            if node.get("reason") or down:
                 ts = node.get("reason_changed_at")
                 out.append(
                     NodeReason(
                         nodes=[node.get("name", "")],
-                        reason=node["reason"],
+                        reason=node.get("reason") or "(no reason given)",
                         user=node.get("reason_set_by_user"),
                         since=datetime.fromtimestamp(ts, timezone.utc) if ts else None,
                         state=node.get("state"),
@@ -219,10 +221,15 @@ def parse_sinfo_reasons(text: str, source: str = "sinfo -R") -> list[NodeReason]
     rows = _table(text, source)
     _need(rows, ("REASON",), source)
     out = []
+    seen = set()
     for row in rows:
         reason = row.get("REASON", "")
         if not reason or reason.lower() == "none":
             continue
+        key = (row.get("NODELIST") or row.get("HOSTNAMES"), reason)
+        if key in seen:  # one row per partition in long sinfo formats
+            continue
+        seen.add(key)
         nodelist = row.get("NODELIST") or row.get("HOSTNAMES") or ""
         out.append(
             NodeReason(
@@ -290,21 +297,21 @@ def reliability(
     )
     rel.down_now = down_now or []
     if start and end and end > start and count:
-        hours = (end - start).total_seconds() / 3600
-        rel.node_hours = round(hours * count, 3)
+        node_hours = (end - start).total_seconds() / 3600 * count
         down = 0.0
         for e in node_events:
             s, t = max(e.start, start), min(e.end or end, end)
             down += max(0.0, (t - s).total_seconds() / 3600)
-        rel.node_hours_down = round(down, 3)
-        rel.availability_percent = round(100 * (1 - down / rel.node_hours), 3)
+        rel.node_hours = round(node_hours, 6)
+        rel.node_hours_down = round(down, 6)
+        rel.availability_percent = round(100 * (1 - down / node_hours), 3)
         rel.failures = len(node_events)
         if node_events:
-            rel.mtbf_hours = round((rel.node_hours - down) / len(node_events), 3)
+            rel.mtbf_hours = round((node_hours - down) / len(node_events), 6)
     closed = [e.hours(end or e.start) for e in node_events if e.end]
     rel.open_events = sum(1 for e in node_events if e.end is None)
     if closed:
-        rel.drain_to_return_hours = round(statistics.median(closed), 3)
+        rel.drain_to_return_hours = round(statistics.median(closed), 6)
     finished = [j for j in jobs if j.state not in ("RUNNING", "PENDING", "REQUEUED", "SUSPENDED")]
     rel.jobs_total = len(finished)
     rel.jobs_node_fail = sum(1 for j in finished if j.state == "NODE_FAIL")
