@@ -25,6 +25,12 @@ MODELS: dict[str, str] = {
     "BenchReference": "podium.bench.model:Reference",
     "NcclTestsRun": "podium.bench.nccl_tests_parse:NcclTestsRun",
     "FioRun": "podium.bench.storage:FioRun",
+    "ProviderFile": "podium.rating.provider:ProviderFile",
+    "Rubric": "podium.rating.rubric:Rubric",
+    "Scorecard": "podium.rating.scoring:Scorecard",
+    "Ranking": "podium.rating.ranking:Ranking",
+    "SchedulerReliability": "podium.rating.scheduler:SchedulerReliability",
+    "RunDiff": "podium.store.db:RunDiff",
 }
 
 

@@ -251,7 +251,10 @@ def grade_item(
             fails.append(r.status == Status.FAIL)
             refs.append(
                 EvidenceRef(
-                    summary=f"{r.id}: {r.title}" + (f" ({r.subject})" if r.subject else ""),
+                    summary=f"{r.id}"
+                    + (f" on {r.host}" if r.host else "")
+                    + f": {r.title}"
+                    + (f" ({r.subject})" if r.subject else ""),
                     value=r.severity.value if r.status == Status.FAIL else None,
                     file=c.file,
                     pointer=c.pointer,

@@ -39,6 +39,19 @@ def scorecard_markdown(card: Scorecard, level: int = 2) -> str:
         gaps = ", ".join(md(i.id) for i in c.items if i.fraction is None) or "none"
         out.append(f"| {md(c.title)} | {c.weight:g} | {_score(c.score)} | {gaps} |")
     out.append("")
+    failing = [
+        (i, e)
+        for c in card.categories
+        for i in c.items
+        for e in i.evidence
+        if e.status in ("fail", "warn", "partial")
+    ]
+    if failing:
+        out += ["Findings behind lost points:", ""]
+        for i, e in failing:
+            where = f" ({md(e.file)} {md(e.pointer or '')})" if e.file else ""
+            out.append(f"- {md(i.id)}: {e.status} {md(e.summary)}{where}")
+        out.append("")
     t = card.to_next_tier
     if t.target:
         out += [f"**To reach {t.target}** ({t.points_needed:.1f} points needed), cheapest first:", ""]

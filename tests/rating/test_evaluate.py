@@ -1,0 +1,95 @@
+"""`podium evaluate` on this machine: components that are missing are skipped, never passed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from podium.rating.evaluate import STEPS, evaluate, import_component
+from podium.rating.rubric import load_rubric
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "providers"
+
+
+def _installed(module: str) -> bool:
+    try:
+        import_component(module)
+        return True
+    except Exception:
+        return False
+
+
+def test_evaluate_cli_writes_an_honest_report(tmp_path):
+    env = dict(os.environ, PODIUM_DB=str(tmp_path / "e.db"))
+    out = tmp_path / "eval"
+    res = subprocess.run(
+        ["podium", "evaluate", "--out", str(out), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    steps = {s["name"]: s for s in data["steps"]}
+    assert list(steps) == list(STEPS)
+    for name, module in (
+        ("isolation", "podium.checks.api"),
+        ("health", "podium.health.api"),
+        ("bench", "podium.bench.api"),
+    ):
+        if not _installed(module):
+            assert (steps[name]["state"], steps[name]["reason"]) == ("skipped", "component not installed")
+        else:
+            assert steps[name]["state"] in ("ran", "failed")
+    for s in steps.values():
+        if s["state"] != "ran":
+            assert s["reason"]
+    # nothing that did not run counts as a pass: all-unknown categories are null
+    if all(s["state"] != "ran" for s in steps.values()):
+        assert set(data["categories"].values()) == {None}
+        assert data["score"] == 0.0
+    assert "critical.no_attestation" in data["critical_failures"]  # no provider file: nothing declared
+    assert data["name"].startswith("this cluster (")
+    html = (out / "index.html").read_text()
+    assert "component not installed" in html or all(s["state"] == "ran" for s in steps.values())
+    [run] = list((out / "runs").iterdir())
+    assert json.loads((run / "steps.json").read_text())[0]["name"] == "audit"
+    assert (out / "scorecard.json").is_file() and (out / "scorecard.md").is_file()
+    stored = subprocess.run(["podium", "runs", "list", "--json"], capture_output=True, text=True, env=env)
+    assert any(r["kind"] == "provider" for r in json.loads(stored.stdout))
+
+
+def test_a_crashing_step_is_failed_and_the_rest_still_runs(tmp_path):
+    bench_doc = json.loads((EXAMPLES / "aurora" / "bench.json").read_text())
+
+    def boom(runner, backend, state):
+        raise RuntimeError("nvidia-smi hung")
+
+    def bench(runner, backend, state):
+        return bench_doc
+
+    def missing(runner, backend, state):
+        return import_component("podium.no_such_component.api")
+
+    result = evaluate(
+        tmp_path / "o",
+        EXAMPLES / "aurora" / "provider.yaml",
+        "local",
+        load_rubric(),
+        skip={"isolation"},
+        functions={"audit": missing, "isolation": boom, "health": boom, "bench": bench},
+    )
+    assert [(s.name, s.state, s.reason) for s in result.steps] == [
+        ("audit", "skipped", "component not installed"),
+        ("isolation", "skipped", "skipped with --skip"),
+        ("health", "failed", "RuntimeError: nvidia-smi hung"),
+        ("bench", "ran", None),
+    ]
+    cats = result.card.category_scores()
+    assert cats["performance"] == 70.0  # the bench ran; the endpoint item is a gap
+    assert cats["security"] == 10.0  # only the declared certifications: audit and isolation are gaps
+    assert result.card.name == "Aurora Compute (fictional)"
+    assert any("step health failed" in n for n in result.card.notes)
