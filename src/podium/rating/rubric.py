@@ -21,6 +21,9 @@ Basis = Literal["checks", "measurements", "declared", "peer_price", "scheduler",
 Cost = Literal["low", "medium", "high"]
 COST_RANK = {"low": 0, "medium": 1, "high": 2}
 
+# libyaml's C loader when PyYAML has it: provider files and the rubric parse ~10x faster.
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 
 class Threshold(BaseModel):
     """A band: a value at most / at least this earns ``fraction`` of the item's points."""
@@ -186,7 +189,7 @@ def load_rubric(path: Path | None = None) -> Rubric:
         except OSError as e:
             raise InputError(path, f"cannot read rubric: {e.strerror or e}") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_YAML_LOADER)
         return Rubric.model_validate(data)
     except yaml.YAMLError as e:
         raise InputError(where, f"not valid YAML: {getattr(e, 'problem', None) or e}") from None
