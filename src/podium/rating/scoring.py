@@ -574,10 +574,7 @@ def next_tier_plan(card: Scorecard, rubric: Rubric) -> ToNextTier:
             gain = 100 * c.weight / weights * it.points * (1 - (it.fraction or 0.0)) / c.max_points
             rub = items_by_id[it.id]
             if it.fraction is None:
-                action, cost = (
-                    f"Provide evidence for '{it.title}' (unknown now). If it passes: {rub.fix}",
-                    "low",
-                )
+                action, cost = f"Provide evidence (unknown now): {how_to_evidence(rub)}", "low"
             else:
                 action, cost = rub.fix, rub.cost
             candidates.append(
