@@ -77,6 +77,27 @@ def test_rank_movement_since_last_ranking(tmp_path):
     assert data["previous_generated_at"] is not None
 
 
+def test_movement_when_a_provider_fixes_its_critical_failure(tmp_path):
+    import shutil
+
+    root = tmp_path / "providers"
+    shutil.copytree(EXAMPLES, root)
+    db = tmp_path / "move.db"
+    before = json.loads(run("rank", str(root), "--json", "--out", str(tmp_path / "a"), env_db=db).stdout)
+    cirrus = root / "cirrus" / "provider.yaml"
+    text = cirrus.read_text().replace(
+        "    soc2_type2:\n      value: false", "    soc2_type2:\n      value: true"
+    )
+    assert text != cirrus.read_text()
+    cirrus.write_text(text)
+    after = json.loads(run("rank", str(root), "--json", "--out", str(tmp_path / "b"), env_db=db).stdout)
+    moves = {p["name"].split()[0]: (p["rank"], p["tier"], p["movement"]) for p in after["providers"]}
+    assert moves["Cirrus"] == (2, "Platinum", 1)
+    assert moves["Borealis"] == (3, "Gold", -1)
+    assert moves["Aurora"] == (1, "Platinum", 0)
+    assert before["providers"][2]["name"].startswith("Cirrus")
+
+
 def test_rank_examples_flag_and_missing_examples_dir_fall_back(tmp_path):
     a = run(
         "rank",
