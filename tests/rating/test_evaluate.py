@@ -57,6 +57,16 @@ def test_evaluate_cli_writes_an_honest_report(tmp_path):
         assert data["score"] == 0.0
     assert "critical.no_attestation" in data["critical_failures"]  # no provider file: nothing declared
     assert data["name"].startswith("this cluster (")
+    [run_dir] = list((out / "runs").iterdir())
+    health_file = run_dir / "evidence" / "health.json"
+    if steps["health"]["state"] == "ran":
+        node = json.loads(health_file.read_text())["nodes"][0]
+        gpu = [c for c in node["checks"] if c["id"].startswith("gpu.")]
+        card = json.loads((out / "scorecard.json").read_text())
+        item = next(i for c in card["categories"] for i in c["items"] if i["id"] == "reliability.health")
+        if gpu and all(c["status"] == "skipped" for c in gpu):  # no GPU here: not a healthy GPU node
+            assert item["status"] == "unknown"
+            assert item["evidence"][0]["status"] == "unknown"
     html = (out / "index.html").read_text()
     assert "component not installed" in html or all(s["state"] == "ran" for s in steps.values())
     [run] = list((out / "runs").iterdir())

@@ -84,7 +84,7 @@ def _audit(runner, backend: str, state: dict) -> Any:
 
 def _isolation(runner, backend: str, state: dict) -> Any:
     checks_mod = import_component("podium.checks.api")
-    return checks_mod.run_checks(None, runner, targets=None, facts=state.get("facts"))
+    return checks_mod.run_checks(["isolation", "config"], runner, targets=None, facts=state.get("facts"))
 
 
 def _health(runner, backend: str, state: dict) -> Any:

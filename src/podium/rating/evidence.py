@@ -132,7 +132,9 @@ def detect_kind(name: str, data: Any) -> Kind | None:
         if "results" in data:
             return "bench"
         if "checks" in data:
-            return "audit"
+            # `podium audit --json` carries its advisory bundle; `podium checks run --json` is checks only.
+            audit_keys = ("advisory_bundle", "advisory_bundle_version", "groups", "profiles")
+            return "audit" if any(k in data for k in audit_keys) else "isolation"
     return None
 
 
@@ -195,6 +197,15 @@ def read_health(data: Any, file: str) -> list[SourcedCheck]:
         if not isinstance(node, dict) or not node.get("host"):
             raise ParseError(file, f"/nodes/{i}: a node needs a 'host'")
         verdict, action = node.get("verdict"), node.get("action")
+        reason = None if verdict in ("pass", "warn", "fail") else "health could not grade this node"
+        gpu = [
+            c
+            for c in node.get("checks") or []
+            if isinstance(c, dict) and str(c.get("id", "")).startswith("gpu.")
+        ]
+        if verdict == "pass" and gpu and all(c.get("status") in ("skipped", "unknown") for c in gpu):
+            # A GPU node is not healthy on the strength of its CPU-side checks alone.
+            verdict, reason = "unknown", "health passed, but no GPU check ran on this node (no GPU visible?)"
         out.append(
             SourcedCheck(
                 kind="health",
@@ -207,10 +218,12 @@ def read_health(data: Any, file: str) -> list[SourcedCheck]:
                     severity=Severity.HIGH if _status(verdict) == Status.FAIL else Severity.NONE,
                     category="reliability",
                     host=str(node["host"]),
-                    evidence=[Evidence(summary=f"verdict {verdict}, action {action}", value=str(verdict))],
-                    reason=None
-                    if verdict in ("pass", "warn", "fail")
-                    else "health could not grade this node",
+                    evidence=[
+                        Evidence(
+                            summary=f"verdict {node.get('verdict')}, action {action}", value=str(verdict)
+                        )
+                    ],
+                    reason=reason,
                     details={"action": action},
                 ),
             )
