@@ -72,6 +72,12 @@ def test_evaluate_cli_writes_an_honest_report(tmp_path):
     [run] = list((out / "runs").iterdir())
     assert json.loads((run / "steps.json").read_text())[0]["name"] == "audit"
     assert (out / "scorecard.json").is_file() and (out / "scorecard.md").is_file()
+    # the evaluate output folder scores again as it is (run.json, steps.json, facts.json are not evidence)
+    again = subprocess.run(
+        ["podium", "score", str(out), "--json", "--no-store"], capture_output=True, text=True, env=env
+    )
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["categories"] == data["categories"]
     stored = subprocess.run(["podium", "runs", "list", "--json"], capture_output=True, text=True, env=env)
     assert any(r["kind"] == "provider" for r in json.loads(stored.stdout))
 

@@ -19,6 +19,8 @@ from podium.rating.evidence import detect_kind, load_evaluation
         ("x.json", {"podium_version": "0.1.0", "advisory_bundle": {}, "checks": []}, "audit"),
         ("x.json", {"checks": []}, "isolation"),
         ("x.json", [], "isolation"),
+        ("x.json", [{"id": "ib.mkey", "status": "pass", "title": "t"}], "isolation"),
+        ("steps.json", [{"name": "audit", "state": "ran"}], None),
         ("x.json", {"tool_version": "0.1.0", "nodes": []}, "health"),
         ("x.json", {"results": []}, "bench"),
         ("x.json", {"levels": []}, "endpoint-bench"),

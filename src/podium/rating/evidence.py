@@ -123,7 +123,9 @@ def detect_kind(name: str, data: Any) -> Kind | None:
         if stem.startswith(prefix):
             return kind
     if isinstance(data, list):
-        return "isolation"
+        # a bare list is `podium checks run` output only when its items look like CheckResults
+        looks = all(isinstance(x, dict) and "id" in x and "status" in x for x in data)
+        return "isolation" if looks else None
     if isinstance(data, dict):
         if "levels" in data:
             return "endpoint-bench"
