@@ -36,7 +36,10 @@ def list_cmd(
     for r in rows:
         when = r.collected_at.isoformat(timespec="minutes") if r.collected_at else "-"
         table.add_row(r.run_id, r.provider, r.cluster, r.kind, when, str(r.findings), str(r.measurements))
-    stderr_console().print(table)
+    con = stderr_console()
+    if not con.is_terminal:
+        con.width = 160
+    con.print(table)
 
 
 @runs_app.command("show")
