@@ -40,6 +40,7 @@ def _fail_below(card_tier: str, fail_below: str | None, rubric) -> int:
 
 
 def _print_ranking(ranking, outputs) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     from podium.cli.common import stderr_console
@@ -57,32 +58,39 @@ def _print_ranking(ranking, outputs) -> None:
             else (f"▲{p.movement}" if p.movement > 0 else f"▼{-p.movement}" if p.movement < 0 else "=")
         )
         table.add_row(
-            str(p.rank), p.name, p.tier, f"{p.score:.1f}", ", ".join(p.critical_failures) or "-", move
+            str(p.rank), escape(p.name), p.tier, f"{p.score:.1f}", ", ".join(p.critical_failures) or "-", move
         )
     con.print(table)
-    con.print("Podium: " + "  ".join(f"{i}. {n}" for i, n in enumerate(ranking.podium, 1)))
+    con.print("Podium: " + "  ".join(f"{i}. {n}" for i, n in enumerate(ranking.podium, 1)), markup=False)
     for tier, names in ranking.tiers.items():
-        con.print(f"  {tier:<16} {', '.join(names) or '-'}")
+        con.print(f"  {tier:<16} {', '.join(names) or '-'}", markup=False)
     if outputs:
-        con.print(f"Report: {outputs['html']}  (also {outputs['markdown'].name}, {outputs['json'].name})")
+        con.print(
+            f"Report: {outputs['html']}  (also {outputs['markdown'].name}, {outputs['json'].name})",
+            markup=False,
+        )
 
 
 def _print_card(card, outputs) -> None:
+    from rich.markup import escape
+
     from podium.cli.common import stderr_console
 
     con = stderr_console()
-    con.print(f"{card.name}: [bold]{card.tier}[/bold] (score {card.score:.1f}, coverage {card.coverage:.0%})")
+    con.print(
+        f"{escape(card.name)}: [bold]{card.tier}[/bold] (score {card.score:.1f}, coverage {card.coverage:.0%})"
+    )
     for c in card.categories:
-        con.print(f"  {c.id:<14} {'unknown' if c.score is None else f'{c.score:.1f}'}")
+        con.print(f"  {c.id:<14} {'unknown' if c.score is None else f'{c.score:.1f}'}", markup=False)
     for f in card.critical_failures:
-        con.print(f"  critical: {f.title} (caps at {f.cap})")
+        con.print(f"  critical: {f.title} (caps at {f.cap})", markup=False)
     t = card.to_next_tier
     if t.target:
-        con.print(f"To reach {t.target} (+{t.points_needed:.1f} points), cheapest first:")
+        con.print(f"To reach {t.target} (+{t.points_needed:.1f} points), cheapest first:", markup=False)
         for i, f in enumerate(t.fixes, 1):
-            con.print(f"  {i}. [{f.cost}] {f.action} (+{f.gain:.2f})")
+            con.print(f"  {i}. [{f.cost}] {f.action} (+{f.gain:.2f})", markup=False)
     if outputs:
-        con.print(f"Report: {outputs['html']}")
+        con.print(f"Report: {outputs['html']}", markup=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -133,7 +141,8 @@ def register(app: typer.Typer) -> None:
             ):
                 root = packaged_examples()
                 stderr_console().print(
-                    f"(no ./examples/providers here: using the copy shipped with podium, {root})"
+                    f"(no ./examples/providers here: using the copy shipped with podium, {root})",
+                    markup=False,
                 )
             evaluations = load_providers_dir(root)
             label = "examples/providers" if root == packaged_examples() else str(root)
@@ -257,7 +266,7 @@ def register(app: typer.Typer) -> None:
 
             con = stderr_console()
             for s in result.steps:
-                con.print(f"  {s.name:<10} {s.state}{': ' + s.reason if s.reason else ''}")
+                con.print(f"  {s.name:<10} {s.state}{': ' + s.reason if s.reason else ''}", markup=False)
             _print_card(result.card, result.outputs)
         code = _fail_below(result.card.tier, fail_below, rubric)
         if code:

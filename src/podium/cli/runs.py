@@ -26,6 +26,7 @@ def list_cmd(
     if json_out:
         emit_json([r.model_dump(mode="json") for r in rows])
         return
+    from rich.markup import escape
     from rich.table import Table
 
     from podium.cli.common import stderr_console
@@ -35,7 +36,15 @@ def list_cmd(
         table.add_column(col)
     for r in rows:
         when = r.collected_at.isoformat(timespec="minutes") if r.collected_at else "-"
-        table.add_row(r.run_id, r.provider, r.cluster, r.kind, when, str(r.findings), str(r.measurements))
+        table.add_row(
+            r.run_id,
+            escape(r.provider),
+            escape(r.cluster),
+            r.kind,
+            when,
+            str(r.findings),
+            str(r.measurements),
+        )
     con = stderr_console()
     if not con.is_terminal:
         con.width = 160
@@ -60,13 +69,15 @@ def show_cmd(
     con = stderr_console()
     r = detail.run
     con.print(
-        f"{r.run_id}: {r.provider} / {r.cluster}, {r.kind}, collected {r.collected_at}, from {r.source_path}"
+        f"{r.run_id}: {r.provider} / {r.cluster}, {r.kind}, collected {r.collected_at}, from {r.source_path}",
+        markup=False,
     )
     for f in detail.findings:
-        con.print(f"  {f.status:<8} {f.severity:<8} {f.check_id} {f.host or ''}: {f.title}")
+        con.print(f"  {f.status:<8} {f.severity:<8} {f.check_id} {f.host or ''}: {f.title}", markup=False)
     for m in detail.measurements:
         con.print(
-            f"  {m.verdict:<8} {m.benchmark} {m.metric} = {m.value} {m.unit or ''} (reference {m.reference})"
+            f"  {m.verdict:<8} {m.benchmark} {m.metric} = {m.value} {m.unit or ''} (reference {m.reference})",
+            markup=False,
         )
 
 
@@ -87,14 +98,15 @@ def diff_cmd(
     from podium.cli.common import stderr_console
 
     con = stderr_console()
-    con.print(f"{d.before.run_id} -> {d.after.run_id} ({d.hours_between} h apart)")
+    con.print(f"{d.before.run_id} -> {d.after.run_id} ({d.hours_between} h apart)", markup=False)
     for label, items in (("fixed", d.fixed), ("new", d.new), ("still open", d.still_open)):
         for f in items:
-            con.print(f"  {label:<10} {f.check_id} {f.host or ''}: {f.title}")
+            con.print(f"  {label:<10} {f.check_id} {f.host or ''}: {f.title}", markup=False)
     for m in d.measurements:
         if m.change_percent:
             con.print(
-                f"  changed    {m.benchmark} {m.metric} {m.host or ''}: {m.before} -> {m.after} ({m.change_percent:+}%)"
+                f"  changed    {m.benchmark} {m.metric} {m.host or ''}: {m.before} -> {m.after} ({m.change_percent:+}%)",
+                markup=False,
             )
 
 
@@ -119,7 +131,7 @@ def import_cmd(
         from podium.cli.common import stderr_console
 
         for name, runs in ids.items():
-            stderr_console().print(f"{name}: {len(runs)} runs")
+            stderr_console().print(f"{name}: {len(runs)} runs", markup=False)
 
 
 def register(app: typer.Typer) -> None:
