@@ -102,21 +102,6 @@ class DeclaredFactView(BaseModel):
     fictional: bool = False
 
 
-class MeasurementView(BaseModel):
-    """A measurement as the report plots it against its reference."""
-
-    model_config = ConfigDict(extra="forbid")
-    benchmark: str
-    metric: str
-    value: float | None
-    reference: float | None
-    unit: str | None
-    host: str | None
-    verdict: str
-    file: str
-    pointer: str
-
-
 class Scorecard(BaseModel):
     """One provider's scorecard (``podium score --json``)."""
 
@@ -135,7 +120,7 @@ class Scorecard(BaseModel):
     critical_failures: list[CriticalFailure]
     to_next_tier: ToNextTier
     declared: list[DeclaredFactView] = Field(default_factory=list)
-    measurements: list[MeasurementView] = Field(default_factory=list)
+    measurements: list[Measurement] = Field(default_factory=list)
     fix_times: list[FixTime] = Field(default_factory=list)
     fix_time_summary: FixTimeSummary = Field(default_factory=FixTimeSummary)
     scheduler: SchedulerReliability | None = None
@@ -497,20 +482,7 @@ def score_evaluation(ev: EvaluationEvidence, rubric: Rubric, peers: PeerPrices |
         critical_failures=failures,
         to_next_tier=ToNextTier(target=None),
         declared=declared_facts(ev),
-        measurements=[
-            MeasurementView(
-                benchmark=m.benchmark,
-                metric=m.metric,
-                value=m.value,
-                reference=m.reference,
-                unit=m.unit,
-                host=m.host,
-                verdict=m.verdict.value,
-                file=m.file,
-                pointer=m.pointer,
-            )
-            for m in ev.measurements
-        ],
+        measurements=list(ev.measurements),
         fix_times=fixes,
         fix_time_summary=fix_summary,
         scheduler=ev.scheduler,

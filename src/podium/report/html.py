@@ -53,7 +53,7 @@ def card_context(card: Scorecard, slug: str, outdir: Path) -> dict:
         ),
         "bench": svg.bench_vs_reference(
             [
-                (f"{m.benchmark} {m.metric}", m.value, m.reference, m.unit or "", m.verdict)
+                (f"{m.benchmark} {m.metric}", m.value, m.reference, m.unit or "", m.verdict.value)
                 for m in card.measurements
             ],
             f"Benchmarks of {card.name} against references",

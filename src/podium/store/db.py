@@ -78,7 +78,7 @@ class RunSummary(BaseModel):
     measurements: int
 
 
-class FindingView(BaseModel):
+class StoredFinding(BaseModel):
     model_config = ConfigDict(extra="forbid")
     key: str
     check_id: str
@@ -90,7 +90,7 @@ class FindingView(BaseModel):
     provenance: dict | None = None
 
 
-class MeasurementView(BaseModel):
+class StoredMeasurement(BaseModel):
     model_config = ConfigDict(extra="forbid")
     benchmark: str
     metric: str
@@ -105,8 +105,8 @@ class MeasurementView(BaseModel):
 class RunDetail(BaseModel):
     model_config = ConfigDict(extra="forbid")
     run: RunSummary
-    findings: list[FindingView]
-    measurements: list[MeasurementView]
+    findings: list[StoredFinding]
+    measurements: list[StoredMeasurement]
 
 
 class MeasurementChange(BaseModel):
@@ -126,9 +126,9 @@ class RunDiff(BaseModel):
     before: RunSummary
     after: RunSummary
     hours_between: float | None
-    new: list[FindingView] = Field(description="Findings in the later run only")
-    fixed: list[FindingView] = Field(description="Findings in the earlier run only")
-    still_open: list[FindingView]
+    new: list[StoredFinding] = Field(description="Findings in the later run only")
+    fixed: list[StoredFinding] = Field(description="Findings in the earlier run only")
+    still_open: list[StoredFinding]
     measurements: list[MeasurementChange] = Field(default_factory=list)
 
 
@@ -318,7 +318,7 @@ class Store:
                 run=self._summary(row),
                 findings=[_finding_view(f) for f in row.findings],
                 measurements=[
-                    MeasurementView(
+                    StoredMeasurement(
                         benchmark=m.benchmark,
                         metric=m.metric,
                         value=m.value,
@@ -411,8 +411,8 @@ class Store:
             return out
 
 
-def _finding_view(f: FindingRow) -> FindingView:
-    return FindingView(
+def _finding_view(f: FindingRow) -> StoredFinding:
+    return StoredFinding(
         key=f.key,
         check_id=f.check_id,
         title=f.title,
