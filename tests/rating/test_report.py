@@ -64,6 +64,7 @@ def test_report_files_and_links(report_dir):
     assert 'id="ev-aurora-compute-fictional-security.advisories"' in html
     assert "aurora/audit.json" in html and "<code>/checks/0</code>" in html
     assert "declared, not measured" in html
+    assert "Status." not in html  # enum values, not their Python names
     assert (report_dir / "single" / "index.html").is_file() and (
         report_dir / "single" / "scorecard.json"
     ).is_file()
