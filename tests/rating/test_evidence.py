@@ -67,3 +67,15 @@ def test_unrecognised_json_is_noted_not_scored(tmp_path):
     (tmp_path / "bench.json").write_text('{"results": [{"benchmark": "gemm"}]}')
     with pytest.raises(ParseError, match=r"bench\.json: /results/0: a result needs 'benchmark' and 'metric'"):
         load_evaluation(tmp_path)
+
+
+def test_endpoint_audit_results_are_checks():
+    from pathlib import Path
+
+    ev = load_evaluation(Path(__file__).resolve().parents[2] / "examples" / "providers" / "borealis")
+    ep = [c for c in ev.checks if c.kind == "endpoint-audit"]
+    assert [(c.result.id, c.result.status.value, c.pointer) for c in ep] == [
+        ("endpoint.tls", "pass", "/results/0"),
+        ("endpoint.auth-required", "pass", "/results/1"),
+        ("endpoint.metrics-exposed", "warn", "/results/2"),
+    ]

@@ -178,9 +178,12 @@ def read_checks(data: Any, file: str, kind: str) -> list[SourcedCheck]:
     """Checks from an audit/isolation/endpoint-audit document: a list, or an object with 'checks'."""
     if isinstance(data, list):
         return [_check(c, file, f"/{i}", kind) for i, c in enumerate(data)]
-    if isinstance(data, dict) and isinstance(data.get("checks"), list):
-        return [_check(c, file, f"/checks/{i}", kind) for i, c in enumerate(data["checks"])]
-    raise ParseError(file, f"{kind} JSON needs a list of checks or an object with 'checks'")
+    if isinstance(data, dict):
+        # audit and `checks run` print 'checks'; `endpoint audit` prints 'results'
+        for key in ("checks", "results"):
+            if isinstance(data.get(key), list):
+                return [_check(c, file, f"/{key}/{i}", kind) for i, c in enumerate(data[key])]
+    raise ParseError(file, f"{kind} JSON needs a list of checks or an object with 'checks' or 'results'")
 
 
 _VERDICTS = {"pass": Status.PASS, "warn": Status.WARN, "fail": Status.FAIL, "skipped": Status.SKIPPED}
