@@ -94,7 +94,8 @@ def _health(runner, backend: str, state: dict) -> Any:
 
 def _bench(runner, backend: str, state: dict) -> Any:
     bench_mod = import_component("podium.bench.api")
-    return bench_mod.run_bench(suite="quick", backend=backend)
+    # the bench records its own resumable steps ('bench:<name>') in the evaluation's run directory
+    return bench_mod.run_bench(suite="quick", backend=backend, run=state.get("run"))
 
 
 STEP_FUNCTIONS: dict[str, Callable[[Any, str, dict], Any]] = {
@@ -130,7 +131,7 @@ def evaluate(
     out.mkdir(parents=True, exist_ok=True)
     run = RunDirectory.create("evaluate", argv=sys.argv[1:], root=out / "runs")
     runner = LocalRunner(raw_dir=run.raw_dir)
-    state: dict = {}
+    state: dict = {"run": run}
     steps: list[StepOutcome] = []
     for name in STEPS:
         if name in skip:
