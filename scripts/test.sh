@@ -9,7 +9,7 @@ export DEBIAN_FRONTEND=noninteractive
 log() { printf '[test.sh %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
 # ---------------------------------------------------------------- system packages
-APT_PKGS=(iproute2 procps kmod pciutils openssl fio chromium)
+APT_PKGS=(iproute2 procps kmod pciutils openssl fio chromium postgresql)
 missing=()
 for p in "${APT_PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ "${#missing[@]}" -gt 0 ]; then

@@ -29,8 +29,6 @@ def list_cmd(
     from rich.markup import escape
     from rich.table import Table
 
-    from podium.cli.common import stderr_console
-
     table = Table(title="podium runs")
     for col in ("Run", "Provider", "Cluster", "Kind", "Collected", "Findings", "Measurements"):
         table.add_column(col)
@@ -45,10 +43,7 @@ def list_cmd(
             str(r.findings),
             str(r.measurements),
         )
-    con = stderr_console()
-    if not con.is_terminal:
-        con.width = 160
-    con.print(table)
+    _console().print(table)
 
 
 @runs_app.command("show")
@@ -64,9 +59,7 @@ def show_cmd(
     if json_out:
         emit_json(detail)
         return
-    from podium.cli.common import stderr_console
-
-    con = stderr_console()
+    con = _console()
     r = detail.run
     con.print(
         f"{r.run_id}: {r.provider} / {r.cluster}, {r.kind}, collected {r.collected_at}, from {r.source_path}",
@@ -95,9 +88,7 @@ def diff_cmd(
     if json_out:
         emit_json(d)
         return
-    from podium.cli.common import stderr_console
-
-    con = stderr_console()
+    con = _console()
     con.print(f"{d.before.run_id} -> {d.after.run_id} ({d.hours_between} h apart)", markup=False)
     for label, items in (("fixed", d.fixed), ("new", d.new), ("still open", d.still_open)):
         for f in items:
@@ -132,6 +123,15 @@ def import_cmd(
 
         for name, runs in ids.items():
             stderr_console().print(f"{name}: {len(runs)} runs", markup=False)
+
+
+def _console():
+    from podium.cli.common import stderr_console
+
+    con = stderr_console()
+    if not con.is_terminal:
+        con.width = 160
+    return con
 
 
 def register(app: typer.Typer) -> None:
