@@ -70,6 +70,8 @@ def test_evaluate_cli_writes_an_honest_report(tmp_path):
         if gpu and all(c["status"] == "skipped" for c in gpu):  # no GPU here: not a healthy GPU node
             assert item["status"] == "unknown"
             assert item["evidence"][0]["status"] == "unknown"
+    notes = json.loads((out / "scorecard.json").read_text())["notes"]
+    assert not any("not recognised" in n for n in notes)  # facts.json, steps.json are bookkeeping
     html = (out / "index.html").read_text()
     assert "component not installed" in html or all(s["state"] == "ran" for s in steps.values())
     [run] = list((out / "runs").iterdir())

@@ -341,13 +341,26 @@ def snapshot(kind: str, file: str, at: datetime | None, checks: list[SourcedChec
     return RunSnapshot(kind=kind, file=file, at=at, findings=findings)
 
 
+# podium's own bookkeeping inside run and report folders: not evidence, not worth a note
+_BOOKKEEPING_NAMES = {"run.json", "steps.json", "facts.json", "report.json", "scorecard.json", "ranking.json"}
+_BOOKKEEPING_DIRS = {"raw", "results", "scorecards"}
+
+
+def _bookkeeping(rel: Path) -> bool:
+    return rel.name in _BOOKKEEPING_NAMES or any(part in _BOOKKEEPING_DIRS for part in rel.parts[:-1])
+
+
 def load_evaluation(root: Path, provider_path: Path | None = None) -> EvaluationEvidence:
     """Read an evaluation directory (or one JSON file) into typed evidence."""
     root = Path(root)
     if not root.exists():
         raise ParseError(root, "no such evaluation directory or file")
     base = root if root.is_dir() else root.parent
-    files = sorted(root.rglob("*.json")) if root.is_dir() else [root]
+    files = (
+        sorted(f for f in root.rglob("*.json") if not _bookkeeping(f.relative_to(root)))
+        if root.is_dir()
+        else [root]
+    )
     if provider_path is None and root.is_dir():
         provider_path = next((root / n for n in PROVIDER_FILE_NAMES if (root / n).is_file()), None)
     provider = load_provider(provider_path) if provider_path else default_provider(root.resolve().name)
