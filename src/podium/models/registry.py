@@ -31,6 +31,9 @@ MODELS: dict[str, str] = {
     "Ranking": "podium.rating.ranking:Ranking",
     "SchedulerReliability": "podium.rating.scheduler:SchedulerReliability",
     "RunDiff": "podium.store.db:RunDiff",
+    "EndpointBenchConfig": "podium.endpoint.models:EndpointBenchConfig",
+    "EndpointBenchReport": "podium.endpoint.models:EndpointBenchReport",
+    "EndpointRequestRecord": "podium.endpoint.models:RequestRecord",
 }
 
 
