@@ -143,3 +143,22 @@ def test_key_in_no_output_file_log_or_store(tmp_path, monkeypatch, capsys):
     assert _files_containing(tmp_path, KEY[-12:]) == []
     for captured in (bench_out, monitor_out, audit_out):
         assert KEY not in captured.out and KEY not in captured.err
+
+
+def test_monitor_cli_resume(tmp_path, capsys):
+    """An interrupted monitor run continues with --resume: same plan end, probes appended."""
+    from pathlib import Path
+
+    with HostileServer() as s:
+        common = ["endpoint", "monitor", "--base-url", s.base_url, "--model", "ok", "--interval", "0.05"]
+        common += ["--duration", "30", "--max-probes", "2", "--runs-dir", str(tmp_path), "--json"]
+        assert main(common) == 0
+        first = json.loads(capsys.readouterr().out)
+        run_id = Path(first["plot"]).parent.name
+        assert main([*common, "--resume", run_id]) == 0
+        second = json.loads(capsys.readouterr().out)
+    assert (first["probes"], second["probes"]) == (2, 4)
+    assert second["plan_end"] == first["plan_end"]
+    assert second["outcomes"] == {"success": 4}
+    svg = (tmp_path / run_id / "monitor.svg").read_text()
+    assert svg.startswith("<svg") and "4 probes" in svg
