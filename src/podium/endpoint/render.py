@@ -6,31 +6,22 @@ from podium.endpoint.models import EndpointBenchReport, LatencyStats
 
 
 def _ms(s: LatencyStats) -> str:
+    """p50/p99 in milliseconds, compact."""
     if s.p50 is None:
         return "-"
-    return f"{s.p50:.1f} / {s.p90:.1f} / {s.p99:.1f}"
+    return f"{s.p50:.4g}/{s.p99:.4g}"
 
 
 def bench_table(report: EndpointBenchReport):
-    """One row per level: load, successes, latencies (p50/p90/p99 ms), throughput, cost."""
+    """One row per level: load, successes, latencies (p50/p99 ms), throughput, blended cost."""
     from rich.table import Table
 
     t = Table(
-        title=f"{report.model} @ {report.base_url} ({report.api}); tokens from {report.token_count_source}"
+        title=f"{report.model} ({report.api}); tokens from {report.token_count_source}; latencies p50/p99 ms",
+        title_justify="left",
     )
-    for col in (
-        "level",
-        "ok",
-        "failed",
-        "TTFT ms",
-        "ITL ms",
-        "TPOT ms",
-        "E2E ms",
-        "out tok/s",
-        "req/s",
-        "$/M blended",
-    ):
-        t.add_column(col, justify="right")
+    for col in ("level", "ok", "failed", "TTFT", "ITL", "TPOT", "E2E", "out tok/s", "req/s", "$/M"):
+        t.add_column(col, justify="right", no_wrap=col != "failed", min_width=6 if col == "failed" else None)
     for lv in report.levels:
         load = f"rate {lv.rate:g}/s" if lv.rate is not None else f"conc {lv.concurrency}"
         failed = str(lv.requests_failed.count)
