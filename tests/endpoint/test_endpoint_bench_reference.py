@@ -44,7 +44,7 @@ def test_ttft_itl_tpot_match_server_send_times(reference_server, tmp_path):
         assert r["output_tokens"] == 5
     # Kernel receive stamps vs the server's post-send stamps: the error is the send path plus the
     # loopback, well under a millisecond; a client starved of CPU for a whole ITL would show +20 ms.
-    assert min(ttft_err) >= -1.0
+    assert min(ttft_err) >= -0.05  # causality: same clock, send stamped first, receipt stamped last
     assert percentile(sorted(ttft_err), 50) <= 1.0
     assert percentile(sorted(ttft_err), 90) <= 5.0
     assert percentile(sorted(itl_err), 50) <= 1.0

@@ -145,7 +145,7 @@ class _ResponseParser:
     # ---- parsing
     def _parse_head(self, now: int) -> None:
         end = self._buf.find(b"\r\n\r\n")
-        if end < 0:
+        if end < 0 or end > MAX_HEADER_BYTES:
             if len(self._buf) > MAX_HEADER_BYTES:
                 raise HttpError("protocol_error", "response headers larger than 64 KiB")
             return

@@ -8,8 +8,8 @@ What makes it ground truth:
 * each request's arrival time comes from the kernel: ``SO_TIMESTAMPNS`` on the accepted socket,
   read with ``recvmsg`` (the time the first request bytes reached the socket, CLOCK_REALTIME);
 * chunks are due at ``arrival + ttft`` and then every ``itl``; the server logs when each chunk was
-  really handed to the kernel (``send`` returned), so its own lateness is in the log and is not
-  blamed on the client.
+  really handed to the kernel (the moment its ``send`` call began), so its own lateness is in the
+  log and is not blamed on the client.
 
 The log is JSON lines, one per request: ``id``, ``arrival_ns``, ``sent_ns`` (one per content
 chunk), ``role_sent_ns``, ``tokens``. True TTFT = ``sent_ns[0] - arrival_ns``.
@@ -302,7 +302,10 @@ class ReferenceServer:
                     data += _chunk(self._event(st, {}, "length", usage))
                     data += _chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n"
             conn = streams[0].conn
-            t = self._send_now(conn, bytes(data)) or time.time_ns()
+            # Stamp before the send call: the bytes cannot reach the client earlier than this, so
+            # a late stamp (this process descheduled) never makes the client look better than it is.
+            t = time.time_ns()
+            self._send_now(conn, bytes(data))
             for st in sent:
                 st.sent_ns.append(t)
                 if st.next_i >= st.tokens:
