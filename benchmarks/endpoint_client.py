@@ -444,6 +444,7 @@ def main() -> None:
             )
         result["max_rate"].append(r)
         print(json.dumps(r)[:600], file=sys.stderr)
+    result["hardware"]["load_average_at_end"] = os.getloadavg()
     out = (
         a.out or ROOT / "benchmarks" / "results" / f"endpoint-client-{datetime.now(timezone.utc):%Y%m%d}.json"
     )
