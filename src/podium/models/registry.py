@@ -34,6 +34,11 @@ MODELS: dict[str, str] = {
     "EndpointBenchConfig": "podium.endpoint.models:EndpointBenchConfig",
     "EndpointBenchReport": "podium.endpoint.models:EndpointBenchReport",
     "EndpointRequestRecord": "podium.endpoint.models:RequestRecord",
+    "InferenceSystem": "podium.inference.system:SystemDescription",
+    "InferenceSweepResult": "podium.inference.results:SweepResult",
+    "InferenceCompareReport": "podium.inference.compare:CompareReport",
+    "InferenceXRow": "podium.inference.inferencex:InferenceXRow",
+    "InferenceServeOutcome": "podium.inference.serve:ServeOutcome",
 }
 
 
