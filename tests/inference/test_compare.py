@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -10,16 +11,30 @@ from podium.cli.main import main
 from podium.inference.metrics import LevelMeasurement
 from podium.inference.sweep import build_sweep_result
 from podium.inference.system import SystemDescription
-from tests.conftest import FIXTURES
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def write_sweep(path, hw, precision, pairs, gpus=1, price=None, model="llama-70b"):
     """A sweep result whose points sit at the given (interactivity, tok/s/GPU) pairs."""
-    system = SystemDescription(hw=hw, gpu_count=gpus, engine="vllm", model=model, precision=precision,
-                               isl=1024, osl=1024, price_usd_per_gpu_hour=price)
+    system = SystemDescription(
+        hw=hw,
+        gpu_count=gpus,
+        engine="vllm",
+        model=model,
+        precision=precision,
+        isl=1024,
+        osl=1024,
+        price_usd_per_gpu_hour=price,
+    )
     levels = [
-        LevelMeasurement(concurrency=2**i, requests_ok=10, tpot_ms={"p50": 1000.0 / x, "mean": 1000.0 / x},
-                         output_tokens_per_s=y * gpus / 2, total_tokens_per_s=y * gpus)
+        LevelMeasurement(
+            concurrency=2**i,
+            requests_ok=10,
+            tpot_ms={"p50": 1000.0 / x, "mean": 1000.0 / x},
+            output_tokens_per_s=y * gpus / 2,
+            total_tokens_per_s=y * gpus,
+        )
         for i, (x, y) in enumerate(pairs)
     ]
     path.write_text(build_sweep_result(system, levels).model_dump_json(indent=2))
@@ -51,7 +66,10 @@ def test_compare_json_shape_and_values(capsys, two_systems):
         assert set(p) >= {"interactivity", "throughput_per_gpu", "cost_per_million_tokens"}
     # (20, 150) is beaten by (25, 200): the front has 3 of h200's 4 points.
     assert [(p["interactivity"], p["throughput_per_gpu"]) for p in h200["pareto"]] == [
-        (25.0, 200.0), (50.0, 100.0), (100.0, 20.0)]
+        (25.0, 200.0),
+        (50.0, 100.0),
+        (100.0, 20.0),
+    ]
     assert h200["at_target"]["throughput_per_gpu"] == pytest.approx(100.0)
     # Default prices (SemiAnalysis table): h200 $1.41, b200 $1.95 per GPU-hour.
     assert h200["at_target"]["cost_per_million_tokens"] == pytest.approx(1.41 / (100 * 3600 / 1e6))
@@ -64,8 +82,16 @@ def test_compare_json_shape_and_values(capsys, two_systems):
 
 
 def test_between_points_outside_front_and_price_flag(capsys, two_systems):
-    code, data = run_json(capsys, *two_systems, "--target-interactivity", "75", "--interpolation", "linear",
-                          "--price", "b200=2.5")
+    code, data = run_json(
+        capsys,
+        *two_systems,
+        "--target-interactivity",
+        "75",
+        "--interpolation",
+        "linear",
+        "--price",
+        "b200=2.5",
+    )
     assert code == 0
     b200, h200 = data["systems"]
     assert h200["at_target"]["throughput_per_gpu"] == pytest.approx(60.0)
@@ -107,7 +133,9 @@ def test_bad_inputs_exit_2_with_one_line(capsys, tmp_path, two_systems):
 def test_html_report_is_self_contained_and_escaped(capsys, tmp_path, two_systems):
     hostile = write_sweep(tmp_path / "x.json", "<img src=x onerror=alert(1)>", "fp8", [(40, 50), (20, 80)])
     out = tmp_path / "report.html"
-    code = main(["inference", "compare", *two_systems, hostile, "--target-interactivity", "30", "--html", str(out)])
+    code = main(
+        ["inference", "compare", *two_systems, hostile, "--target-interactivity", "30", "--html", str(out)]
+    )
     assert code == 0
     html = out.read_text()
     assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
@@ -115,5 +143,7 @@ def test_html_report_is_self_contained_and_escaped(capsys, tmp_path, two_systems
     for needle in ("<script", "<link", "<img", "src=", "href=", "@import", "url("):
         assert needle not in html.replace("&lt;img src=x", "")
     assert html.count("<svg") == 2
-    assert "Throughput per GPU vs interactivity" in html and "Cost per million tokens vs interactivity" in html
+    assert (
+        "Throughput per GPU vs interactivity" in html and "Cost per million tokens vs interactivity" in html
+    )
     assert "<polyline" in html

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -11,7 +12,8 @@ from podium.inference.inferencex import parse_rows, point_to_row, row_filename, 
 from podium.inference.metrics import LevelMeasurement
 from podium.inference.sweep import build_sweep_result
 from podium.inference.system import SystemDescription
-from tests.conftest import FIXTURES
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 ROWS = sorted((FIXTURES / "inferencex").glob("agg_*.json"))
 
@@ -52,20 +54,50 @@ def test_older_rows_without_input_throughput():
 
 
 def test_export_then_import_round_trip():
-    system = SystemDescription(hw="h200", tp=1, engine="transformers", engine_version="5.24.0",
-                               model="/cache/smollm2-hf", precision="bf16", isl=128, osl=32)
+    system = SystemDescription(
+        hw="h200",
+        tp=1,
+        engine="transformers",
+        engine_version="5.24.0",
+        model="/cache/smollm2-hf",
+        precision="bf16",
+        isl=128,
+        osl=32,
+    )
     levels = [
-        LevelMeasurement(concurrency=c, requests_ok=10, output_tokens_per_s=o, total_tokens_per_s=o * 5,
-                         input_tokens_per_s=o * 4, tpot_ms={"p50": t, "p90": t * 1.1, "p99": t * 1.2, "mean": t},
-                         ttft_ms={"p50": 100.0, "p90": 120.0, "p99": 150.0, "mean": 105.0},
-                         itl_ms={"p50": t, "mean": t}, e2e_ms={"p50": 2000.0, "p99": 2500.0})
+        LevelMeasurement(
+            concurrency=c,
+            requests_ok=10,
+            output_tokens_per_s=o,
+            total_tokens_per_s=o * 5,
+            input_tokens_per_s=o * 4,
+            tpot_ms={"p50": t, "p90": t * 1.1, "p99": t * 1.2, "mean": t},
+            ttft_ms={"p50": 100.0, "p90": 120.0, "p99": 150.0, "mean": 105.0},
+            itl_ms={"p50": t, "mean": t},
+            e2e_ms={"p50": 2000.0, "p99": 2500.0},
+        )
         for c, o, t in ((1, 17.0, 55.0), (2, 31.0, 60.0), (4, 57.0, 62.0))
     ]
     result = build_sweep_result(system, levels)
     rows = [point_to_row(result.system, p) for p in result.points]
     assert list(rows[0])[:18] == [
-        "hw", "conc", "image", "model", "infmax_model_prefix", "framework", "precision", "spec_decoding", "disagg",
-        "isl", "osl", "is_multinode", "tp", "ep", "dp_attention", "tput_per_gpu", "output_tput_per_gpu",
+        "hw",
+        "conc",
+        "image",
+        "model",
+        "infmax_model_prefix",
+        "framework",
+        "precision",
+        "spec_decoding",
+        "disagg",
+        "isl",
+        "osl",
+        "is_multinode",
+        "tp",
+        "ep",
+        "dp_attention",
+        "tput_per_gpu",
+        "output_tput_per_gpu",
         "input_tput_per_gpu",
     ]
     assert rows[0]["median_tpot"] == pytest.approx(0.055)
@@ -90,8 +122,10 @@ def test_export_then_import_round_trip():
         ("{not json", "not JSON"),
         ('{"hw": "b200"}', "row 0: not an InferenceX row: conc: Field required"),
         ("[1, 2]", "row 0: expected an object, got int"),
-        ('{"hw": "b200", "conc": 4, "precision": "fp4", "tput_per_gpu": "fast", "output_tput_per_gpu": 1}',
-         "tput_per_gpu: Input should be a valid number"),
+        (
+            '{"hw": "b200", "conc": 4, "precision": "fp4", "tput_per_gpu": "fast", "output_tput_per_gpu": 1}',
+            "tput_per_gpu: Input should be a valid number",
+        ),
     ],
 )
 def test_garbage_is_a_parse_error(text, problem):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -16,7 +17,8 @@ from podium.inference.metrics import (
     tokens_per_megawatt,
 )
 from podium.inference.system import SystemDescription, resolve_economics
-from tests.conftest import FIXTURES
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def test_b200_cost_matches_inferencex_arithmetic():
@@ -42,31 +44,56 @@ def test_default_table_holds_the_b200_price():
     assert "SemiAnalysis" in econ.reference
     own = resolve_economics("b200", system_price=2.5, flag_power=1.0)
     assert (own.price_usd_per_gpu_hour, own.price_source, own.power_kw_per_gpu, own.power_source) == (
-        2.5, "system", 1.0, "flag")
+        2.5,
+        "system",
+        1.0,
+        "flag",
+    )
     assert resolve_economics("cpu").price_source == "none"
 
 
 def test_interactivity_matches_inferencex_rows():
     row = json.loads(
-        (FIXTURES / "inferencex"
-         / "agg_kimik2.5_1k1k_int4_vllm_tp8-ep1-dpafalse_disagg-false_spec-mtp_conc4_MI355-gbt350-odcdh5-wbb3.json")
-        .read_text()
+        (
+            FIXTURES
+            / "inferencex"
+            / "agg_kimik2.5_1k1k_int4_vllm_tp8-ep1-dpafalse_disagg-false_spec-mtp_conc4_MI355-gbt350-odcdh5-wbb3.json"
+        ).read_text()
     )
     for stat in ("mean", "median", "p90", "p99"):
-        assert interactivity_from_tpot_ms(row[f"{stat}_tpot"] * 1000) == pytest.approx(row[f"{stat}_intvty"], rel=1e-9)
+        assert interactivity_from_tpot_ms(row[f"{stat}_tpot"] * 1000) == pytest.approx(
+            row[f"{stat}_intvty"], rel=1e-9
+        )
     assert interactivity_from_tpot_ms(0) is None
     assert interactivity_from_tpot_ms(None) is None
 
 
 def test_compute_point_both_conventions_per_gpu_and_cost():
-    system = SystemDescription(hw="b200", tp=4, engine="vllm", model="m", precision="fp8", isl=1024, osl=1024,
-                               price_usd_per_gpu_hour=2.0, power_kw_per_gpu=2.0)
+    system = SystemDescription(
+        hw="b200",
+        tp=4,
+        engine="vllm",
+        model="m",
+        precision="fp8",
+        isl=1024,
+        osl=1024,
+        price_usd_per_gpu_hour=2.0,
+        power_kw_per_gpu=2.0,
+    )
     level = LevelMeasurement(
-        concurrency=8, requests_ok=80, tpot_ms={"p50": 20.0, "p90": 25.0, "p99": 40.0, "mean": 21.0},
-        ttft_ms={"p50": 100.0}, output_tokens_per_s=400.0, total_tokens_per_s=800.0,
+        concurrency=8,
+        requests_ok=80,
+        tpot_ms={"p50": 20.0, "p90": 25.0, "p99": 40.0, "mean": 21.0},
+        ttft_ms={"p50": 100.0},
+        output_tokens_per_s=400.0,
+        total_tokens_per_s=800.0,
     )
     p = compute_point(system, level, resolve_economics("b200", 2.0, 2.0))
-    assert (p.throughput_per_gpu.total, p.throughput_per_gpu.output, p.throughput_per_gpu.input) == (200, 100, 100)
+    assert (p.throughput_per_gpu.total, p.throughput_per_gpu.output, p.throughput_per_gpu.input) == (
+        200,
+        100,
+        100,
+    )
     assert p.interactivity_inferencex.p50 == 50.0
     assert p.interactivity_inferencex.p99 == 25.0  # the slow tail: 1000 / p99 TPOT
     assert p.interactivity_vllm.value == 50.0  # 400 tok/s ÷ 8 users
@@ -75,25 +102,36 @@ def test_compute_point_both_conventions_per_gpu_and_cost():
     assert p.cost_per_million_tokens.total == pytest.approx(2.0 / (200 * 3600 / 1e6))
     assert p.cost_per_million_tokens.output == pytest.approx(2.0 / (100 * 3600 / 1e6))
     assert p.tokens_per_mw.total == pytest.approx(100_000.0)
-    no_price = compute_point(system.model_copy(update={"hw": "cpu", "price_usd_per_gpu_hour": None}), level,
-                             resolve_economics("cpu"))
+    no_price = compute_point(
+        system.model_copy(update={"hw": "cpu", "price_usd_per_gpu_hour": None}),
+        level,
+        resolve_economics("cpu"),
+    )
     assert no_price.cost_per_million_tokens.total is None
     assert "no price" in no_price.cost_per_million_tokens.reason
 
 
 def test_gpu_count_defaults_to_layout():
-    s = SystemDescription(hw="H200", tp=2, pp=2, dp=2, engine="vllm", model="m", precision="FP8", isl=1, osl=1)
+    s = SystemDescription(
+        hw="H200", tp=2, pp=2, dp=2, engine="vllm", model="m", precision="FP8", isl=1, osl=1
+    )
     assert (s.gpus, s.hw, s.precision) == (8, "h200", "fp8")
 
 
 def test_level_from_endpoint_report_shape():
     # The documented shape of one `podium endpoint bench --json` level.
     level = {
-        "index": 0, "concurrency": 4, "requests_ok": 9,
+        "index": 0,
+        "concurrency": 4,
+        "requests_ok": 9,
         "requests_failed": {"count": 1, "reasons": {"timeout": 1}, "examples": []},
-        "metrics": {k: {"p50": 10.0, "p90": 11.0, "p99": 12.0, "mean": 10.5}
-                    for k in ("ttft_ms", "itl_ms", "tpot_ms", "e2e_ms")},
-        "output_tokens_per_s": 57.0, "input_tokens_per_s": 20.0, "total_tokens_per_s": 77.0,
+        "metrics": {
+            k: {"p50": 10.0, "p90": 11.0, "p99": 12.0, "mean": 10.5}
+            for k in ("ttft_ms", "itl_ms", "tpot_ms", "e2e_ms")
+        },
+        "output_tokens_per_s": 57.0,
+        "input_tokens_per_s": 20.0,
+        "total_tokens_per_s": 77.0,
         "token_count_source": "usage",
     }
     m = level_from_report_level(level)

@@ -21,21 +21,39 @@ def test_known_front_drops_dominated_points():
 
 def test_non_monotone_input_order_does_not_matter():
     # A sweep whose throughput dips at one concurrency, given in a shuffled order.
-    pts = [FrontPoint(30, 40), FrontPoint(10, 100), FrontPoint(25, 35), FrontPoint(20, 80), FrontPoint(12, 60)]
+    pts = [
+        FrontPoint(30, 40),
+        FrontPoint(10, 100),
+        FrontPoint(25, 35),
+        FrontPoint(20, 80),
+        FrontPoint(12, 60),
+    ]
     assert xy(pareto_front(pts)) == [(10, 100), (20, 80), (30, 40)]
     assert xy(pareto_front(list(reversed(pts)))) == [(10, 100), (20, 80), (30, 40)]
 
 
 def test_ties():
     # Exact duplicates are kept once; equal x keeps the higher y; equal y keeps the higher x.
-    pts = [FrontPoint(10, 100), FrontPoint(10, 100), FrontPoint(10, 90), FrontPoint(5, 100), FrontPoint(20, 50)]
+    pts = [
+        FrontPoint(10, 100),
+        FrontPoint(10, 100),
+        FrontPoint(10, 90),
+        FrontPoint(5, 100),
+        FrontPoint(20, 50),
+    ]
     assert xy(pareto_front(pts)) == [(10, 100), (20, 50)]
 
 
 def test_single_point_and_unusable_points():
     assert xy(pareto_front([FrontPoint(7, 3)])) == [(7, 3)]
     assert pareto_front([]) == []
-    bad = [FrontPoint(0, 5), FrontPoint(-1, 5), FrontPoint(math.nan, 5), FrontPoint(4, math.inf), FrontPoint(3, -1)]
+    bad = [
+        FrontPoint(0, 5),
+        FrontPoint(-1, 5),
+        FrontPoint(math.nan, 5),
+        FrontPoint(4, math.inf),
+        FrontPoint(3, -1),
+    ]
     assert pareto_front(bad) == []
 
 

@@ -211,9 +211,8 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(report)
             return
-        from rich.table import Table
-
         from rich.markup import escape
+        from rich.table import Table
 
         console = stderr_console()
         t = Table(title=f"at {target} tok/s/user" if target else "systems")
