@@ -35,12 +35,57 @@ def free_port() -> int:
 @pytest.mark.parametrize(
     "engine, expected",
     [
-        ("vllm", ["vllm", "serve", "org/m", "--host", "0.0.0.0", "--port", "8000", "--tensor-parallel-size", "8",
-                  "--dtype", "bfloat16"]),
-        ("sglang", ["python3", "-m", "sglang.launch_server", "--model-path", "org/m", "--host", "0.0.0.0",
-                    "--port", "8000", "--tp", "8", "--dtype", "bfloat16"]),
-        ("transformers", ["transformers", "serve", "org/m", "--host", "0.0.0.0", "--port", "8000", "--device",
-                          "cuda", "--continuous-batching", "--dtype", "bfloat16"]),
+        (
+            "vllm",
+            [
+                "vllm",
+                "serve",
+                "org/m",
+                "--host",
+                "0.0.0.0",
+                "--port",
+                "8000",
+                "--tensor-parallel-size",
+                "8",
+                "--dtype",
+                "bfloat16",
+            ],
+        ),
+        (
+            "sglang",
+            [
+                "python3",
+                "-m",
+                "sglang.launch_server",
+                "--model-path",
+                "org/m",
+                "--host",
+                "0.0.0.0",
+                "--port",
+                "8000",
+                "--tp",
+                "8",
+                "--dtype",
+                "bfloat16",
+            ],
+        ),
+        (
+            "transformers",
+            [
+                "transformers",
+                "serve",
+                "org/m",
+                "--host",
+                "0.0.0.0",
+                "--port",
+                "8000",
+                "--device",
+                "cuda",
+                "--continuous-batching",
+                "--dtype",
+                "bfloat16",
+            ],
+        ),
     ],
 )
 def test_engine_command_lines(engine, expected):
@@ -50,8 +95,16 @@ def test_engine_command_lines(engine, expected):
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang", "transformers"])
 def test_k8s_manifests_render_and_validate(engine):
-    spec = ServeSpec(engine=engine, backend="k8s", model="meta-llama/Llama-3.1-8B-Instruct", gpus=8, tp=8,
-                     env={"HF_HUB_OFFLINE": "1"}, name="llama-8b", namespace="bench")
+    spec = ServeSpec(
+        engine=engine,
+        backend="k8s",
+        model="meta-llama/Llama-3.1-8B-Instruct",
+        gpus=8,
+        tp=8,
+        env={"HF_HUB_OFFLINE": "1"},
+        name="llama-8b",
+        namespace="bench",
+    )
     deployment, service = render_k8s(spec)
     assert validate_k8s([deployment, service]) == []
     container = deployment["spec"]["template"]["spec"]["containers"][0]
@@ -74,8 +127,15 @@ def test_k8s_validation_catches_schema_errors():
 
 
 def test_sbatch_renders_and_validates():
-    spec = ServeSpec(engine="vllm", backend="slurm", model="org/m", gpus=4, tp=4, slurm_partition="gpu",
-                     env={"HF_TOKEN_PATH": "/secrets/hf token"})
+    spec = ServeSpec(
+        engine="vllm",
+        backend="slurm",
+        model="org/m",
+        gpus=4,
+        tp=4,
+        slurm_partition="gpu",
+        env={"HF_TOKEN_PATH": "/secrets/hf token"},
+    )
     script = render_sbatch(spec, "/runs/x/server-%j.log")
     assert validate_sbatch(script) == []
     lines = script.splitlines()
@@ -94,18 +154,40 @@ def test_uninstalled_engine_is_rendered_not_run(tmp_path, capsys):
     if installed:
         pytest.skip("vLLM is installed here; this test is about an engine that is not")
     assert why == "engine vllm is not installed here (python module 'vllm' missing)"
-    code = main(["inference", "serve", "--engine", "vllm", "--model", "org/m", "--runs-dir", str(tmp_path),
-                 "--json"])
+    code = main(
+        ["inference", "serve", "--engine", "vllm", "--model", "org/m", "--runs-dir", str(tmp_path), "--json"]
+    )
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     assert out["launched"] is False and out["engine_installed"] is False and out["reason"] == why
-    assert Path(out["rendered"][0]).read_text().endswith("exec vllm serve org/m --host 127.0.0.1 --port 8000 "
-                                                          "--tensor-parallel-size 1\n")
+    assert (
+        Path(out["rendered"][0])
+        .read_text()
+        .endswith("exec vllm serve org/m --host 127.0.0.1 --port 8000 --tensor-parallel-size 1\n")
+    )
 
 
 def test_render_only_k8s_cli(tmp_path, capsys):
-    code = main(["inference", "serve", "--engine", "sglang", "--backend", "k8s", "--model", "org/m", "--gpus", "2",
-                 "--tp", "2", "--render-only", "--runs-dir", str(tmp_path), "--json"])
+    code = main(
+        [
+            "inference",
+            "serve",
+            "--engine",
+            "sglang",
+            "--backend",
+            "k8s",
+            "--model",
+            "org/m",
+            "--gpus",
+            "2",
+            "--tp",
+            "2",
+            "--render-only",
+            "--runs-dir",
+            str(tmp_path),
+            "--json",
+        ]
+    )
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     assert out["validation_errors"] == [] and out["launched"] is False
@@ -135,17 +217,83 @@ def llm_model_dir() -> str | None:
 def test_local_transformers_launch_ready_and_torn_down(tmp_path):
     from tests.conftest import need
 
-    need(llm_model_dir() is not None, "needs the SmolLM2 HF folder (PODIUM_TEST_LLM_MODEL, scripts/ci/llm-server.sh)")
+    need(
+        llm_model_dir() is not None,
+        "needs the SmolLM2 HF folder (PODIUM_TEST_LLM_MODEL, scripts/ci/llm-server.sh)",
+    )
     need(engine_installed("transformers")[0], "needs transformers[serving] (pip install -e '.[llm-server]')")
     port = free_port()
-    spec = ServeSpec(engine="transformers", backend="local", model=llm_model_dir(), port=port, gpus=0,
-                     env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}, ready_timeout_s=180)
+    spec = ServeSpec(
+        engine="transformers",
+        backend="local",
+        model=llm_model_dir(),
+        port=port,
+        gpus=0,
+        env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"},
+        ready_timeout_s=180,
+    )
     with launched(spec, tmp_path) as outcome:
         assert outcome.reason is None, outcome.reason
         assert outcome.base_url == f"http://127.0.0.1:{port}/v1"
-        assert outcome.ready_probe in (f"http://127.0.0.1:{port}/health", f"http://127.0.0.1:{port}/v1/models")
+        assert outcome.ready_probe in (
+            f"http://127.0.0.1:{port}/health",
+            f"http://127.0.0.1:{port}/v1/models",
+        )
         assert probe_ready(f"http://127.0.0.1:{port}") is not None
     assert outcome.torn_down is True
     assert probe_ready(f"http://127.0.0.1:{port}", timeout_s=1) is None
     assert (tmp_path / "server.log").is_file()
     assert shutil.which("transformers") is not None
+
+
+def test_parse_node_addr():
+    from podium.inference.serve import parse_node_addr
+
+    line = (
+        "NodeName=n1 Arch=x86_64 CoresPerSocket=1 NodeAddr=127.0.0.1 NodeHostName=localhost Version=22.05.8"
+    )
+    assert parse_node_addr(line) == "127.0.0.1"
+    assert parse_node_addr("garbage") is None
+
+
+@pytest.mark.llm
+@pytest.mark.slurm
+def test_slurm_transformers_launch_ready_and_cancelled(tmp_path):
+    from tests.conftest import need
+
+    need(os.environ.get("PODIUM_TEST_SLURM") == "1", "needs the CI Slurm (PODIUM_TEST_SLURM=1)")
+    need(
+        llm_model_dir() is not None,
+        "needs the SmolLM2 HF folder (PODIUM_TEST_LLM_MODEL, scripts/ci/llm-server.sh)",
+    )
+    need(engine_installed("transformers")[0], "needs transformers[serving] (pip install -e '.[llm-server]')")
+    from podium.runner import LocalRunner
+
+    port = free_port()
+    spec = ServeSpec(
+        engine="transformers",
+        backend="slurm",
+        model=llm_model_dir(),
+        port=port,
+        gpus=0,
+        env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"},
+        ready_timeout_s=240,
+        name="podium-test-serve",
+        slurm_time="00:10:00",
+    )
+    runner = LocalRunner(raw_dir=tmp_path / "raw")
+    with launched(spec, tmp_path, runner) as outcome:
+        assert outcome.reason is None, outcome.reason
+        assert outcome.job_id and outcome.job_id.isdigit()
+        assert outcome.base_url == f"http://127.0.0.1:{port}/v1"
+        state = runner.run(["squeue", "-h", "-j", outcome.job_id, "-o", "%T"]).stdout.strip()
+        assert state == "RUNNING"
+    assert outcome.torn_down is True
+    # scancel took the server down with the job.
+    for _ in range(60):
+        if probe_ready(f"http://127.0.0.1:{port}", timeout_s=1) is None:
+            break
+        import time
+
+        time.sleep(0.5)
+    assert probe_ready(f"http://127.0.0.1:{port}", timeout_s=1) is None

@@ -27,14 +27,50 @@ def test_real_sweep_gives_a_real_curve(tmp_path, capsys):
     from tests.conftest import need
 
     url, model = os.environ.get("PODIUM_TEST_LLM_URL"), os.environ.get("PODIUM_TEST_LLM_MODEL")
-    need(bool(url and model), "needs the transformers serve LLM server (PODIUM_TEST_LLM_URL, scripts/ci/llm-server.sh)")
+    need(
+        bool(url and model),
+        "needs the transformers serve LLM server (PODIUM_TEST_LLM_URL, scripts/ci/llm-server.sh)",
+    )
     out, rows = tmp_path / "sweep.json", tmp_path / "rows"
-    code = main([
-        "inference", "sweep", "--base-url", url, "--model", model, "--hw", "cpu", "--engine", "transformers",
-        "--precision", "bf16", "--isl", "32", "--osl", "48", "--concurrency", "1,2,4", "--requests-multiplier", "2",
-        "--warmup", "1", "--price", "0.10", "--power-kw", "0.2", "--note", "CPU, 2 cores: not a GPU figure",
-        "--runs-dir", str(tmp_path / "runs"), "--out", str(out), "--export-inferencex", str(rows), "--json",
-    ])
+    code = main(
+        [
+            "inference",
+            "sweep",
+            "--base-url",
+            url,
+            "--model",
+            model,
+            "--hw",
+            "cpu",
+            "--engine",
+            "transformers",
+            "--precision",
+            "bf16",
+            "--isl",
+            "32",
+            "--osl",
+            "48",
+            "--concurrency",
+            "1,2,4",
+            "--requests-multiplier",
+            "2",
+            "--warmup",
+            "1",
+            "--price",
+            "0.10",
+            "--power-kw",
+            "0.2",
+            "--note",
+            "CPU, 2 cores: not a GPU figure",
+            "--runs-dir",
+            str(tmp_path / "runs"),
+            "--out",
+            str(out),
+            "--export-inferencex",
+            str(rows),
+            "--json",
+        ]
+    )
     assert code == 0
     result = json.loads(capsys.readouterr().out)
     assert result == json.loads(out.read_text())
@@ -45,11 +81,14 @@ def test_real_sweep_gives_a_real_curve(tmp_path, capsys):
         assert p["ttft_ms"]["p50"] > 0 and p["e2e_ms"]["p99"] >= p["e2e_ms"]["p50"]
         assert p["interactivity_vllm"]["value"] > 0
         assert p["cost_per_million_tokens"]["total"] == pytest.approx(
-            0.10 / (p["throughput_per_gpu"]["total"] * 3600 / 1e6))
+            0.10 / (p["throughput_per_gpu"]["total"] * 3600 / 1e6)
+        )
         assert p["tokens_per_mw"]["total"] == pytest.approx(p["throughput_per_gpu"]["total"] * 1000 / 0.2)
         # Raw per-request data is kept: one JSON line per request, warm-up included and marked.
-        records = [json.loads(line) for line in
-                   (Path(result["run_dir"]) / p["records_path"]).read_text().splitlines()]
+        records = [
+            json.loads(line)
+            for line in (Path(result["run_dir"]) / p["records_path"]).read_text().splitlines()
+        ]
         assert sum(1 for r in records if not r["warmup"]) == 2 * p["concurrency"]
         assert sum(1 for r in records if r["warmup"]) == 1
     # A real curve: more concurrency, more throughput, less per-user speed.
@@ -59,8 +98,9 @@ def test_real_sweep_gives_a_real_curve(tmp_path, capsys):
     assert result["notes"] == ["CPU, 2 cores: not a GPU figure"]
     assert len(list(rows.glob("agg_*.json"))) == 3
     # The exported rows and the result compare as one system.
-    code = main(["inference", "compare", str(out), "--target-interactivity",
-                 str(curve["interactivity"][1]), "--json"])
+    code = main(
+        ["inference", "compare", str(out), "--target-interactivity", str(curve["interactivity"][1]), "--json"]
+    )
     assert code == 0
     cmp = json.loads(capsys.readouterr().out)
     (system,) = cmp["systems"]

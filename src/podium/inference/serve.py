@@ -430,8 +430,7 @@ def _launch_slurm(
                 break
             time.sleep(1.0)
         if node:
-            host = "127.0.0.1" if node in ("localhost", os.uname().nodename) else node
-            base = f"http://{host}:{spec.port}"
+            base = f"http://{slurm_node_address(runner, node)}:{spec.port}"
             left = spec.ready_timeout_s - (time.monotonic() - t0)
 
             def failed() -> str | None:
@@ -454,6 +453,21 @@ def _launch_slurm(
     finally:
         cancel = runner.run(["scancel", job], timeout=60, name=f"scancel-{job}")
         outcome.torn_down = cancel.ok
+
+
+def parse_node_addr(scontrol_output: str) -> str | None:
+    """``NodeAddr=`` from ``scontrol show node NAME -o`` (one line of key=value pairs)."""
+    for field in scontrol_output.split():
+        key, _, value = field.partition("=")
+        if key == "NodeAddr" and value:
+            return value
+    return None
+
+
+def slurm_node_address(runner: CommandRunner, node: str) -> str:
+    """Where to reach a node's server: its Slurm NodeAddr (falls back to the node name)."""
+    out = runner.run(["scontrol", "show", "node", node, "-o"], timeout=30, name=f"scontrol-node-{node}")
+    return (parse_node_addr(out.stdout) if out.ok else None) or node
 
 
 @contextmanager
