@@ -45,42 +45,80 @@ def gpu_identity() -> tuple[str | None, int, str]:
     names = [n.strip() for n in out.stdout.strip().splitlines() if n.strip()]
     full = names[0]
     label = "gpu"
-    for sku in ("gb300", "gb200", "b300", "b200", "h200", "h100", "a100", "l40s", "mi355x", "mi325x", "mi300x"):
+    for sku in (
+        "gb300",
+        "gb200",
+        "b300",
+        "b200",
+        "h200",
+        "h100",
+        "a100",
+        "l40s",
+        "mi355x",
+        "mi325x",
+        "mi300x",
+    ):
         if sku in full.lower().replace(" ", "").replace("-", ""):
             label = sku
             break
     return label, len(names), full
 
 
-def build_random_model(path: Path, tiny: bool, seed: int) -> dict:
-    """A random Llama-style model and a byte-level BPE tokenizer with a chat template."""
+def build_random_model(path: Path, tiny: bool, seed: int, vocab_size: int = 32000) -> dict:
+    """A random Llama-style model and a word-level tokenizer with a chat template.
+
+    The tokenizer knows the words podium's random prompts are made of (one token each), so the
+    requested ISL is close to the real input length, and every vocabulary entry is visible text,
+    so every generated token streams as content.
+    """
     import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-    specials = ["<|bos|>", "<|eos|>", "<|pad|>"]
-    byte_vocab = pre_tokenizers.ByteLevel.alphabet()
-    vocab = {tok: i for i, tok in enumerate(sorted(byte_vocab))}
-    for s in specials:
-        vocab[s] = len(vocab)
-    tok = Tokenizer(models.BPE(vocab=vocab, merges=[]))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|bos|>", eos_token="<|eos|>", pad_token="<|pad|>")
+    from podium.endpoint import datasets
+
+    specials = ["<|unk|>", "<|bos|>", "<|eos|>", "<|pad|>"]
+    words = list(dict.fromkeys([*getattr(datasets, "_WORDS", []), "user:", "assistant:", "system:"]))
+    fill = [f"w{i}" for i in range(max(0, vocab_size - len(specials) - len(words)))]
+    vocab = {tok: i for i, tok in enumerate(specials + words + fill)}
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<|unk|>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        unk_token="<|unk|>",
+        bos_token="<|bos|>",
+        eos_token="<|eos|>",
+        pad_token="<|pad|>",
+    )
     fast.chat_template = (
         "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
         "{% if add_generation_prompt %}assistant: {% endif %}"
     )
     dims = (
-        dict(hidden_size=256, intermediate_size=688, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2)
+        dict(
+            hidden_size=256,
+            intermediate_size=688,
+            num_hidden_layers=4,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+        )
         if tiny
         else dict(
-            hidden_size=2048, intermediate_size=5632, num_hidden_layers=22, num_attention_heads=32, num_key_value_heads=4
+            hidden_size=2048,
+            intermediate_size=5632,
+            num_hidden_layers=22,
+            num_attention_heads=32,
+            num_key_value_heads=4,
         )
     )
     cfg = LlamaConfig(
-        vocab_size=len(vocab), max_position_embeddings=8192, bos_token_id=vocab["<|bos|>"],
-        eos_token_id=vocab["<|eos|>"], pad_token_id=vocab["<|pad|>"], tie_word_embeddings=True, **dims,
+        vocab_size=len(vocab),
+        max_position_embeddings=8192,
+        bos_token_id=vocab["<|bos|>"],
+        eos_token_id=vocab["<|eos|>"],
+        pad_token_id=vocab["<|pad|>"],
+        tie_word_embeddings=True,
+        **dims,
     )
     torch.manual_seed(seed)
     model = LlamaForCausalLM(cfg).to(torch.bfloat16)
@@ -89,7 +127,7 @@ def build_random_model(path: Path, tiny: bool, seed: int) -> dict:
     model.save_pretrained(path)
     fast.save_pretrained(path)
     params = sum(p.numel() for p in model.parameters())
-    return {"parameters": params, **dims, "vocab_size": len(vocab), "seed": seed}
+    return {"parameters": params, **dims, "vocab_size": len(vocab), "seed": seed, "tokenizer": "word-level"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,28 +170,51 @@ def main(argv: list[str] | None = None) -> int:
     try:
         t0 = time.monotonic()
         model_info = build_random_model(work / "model", args.tiny, args.seed)
-        print(f"built random model: {model_info['parameters'] / 1e6:.0f}M parameters in {time.monotonic() - t0:.0f}s",
-              file=sys.stderr)
+        print(
+            f"built random model: {model_info['parameters'] / 1e6:.0f}M parameters in {time.monotonic() - t0:.0f}s",
+            file=sys.stderr,
+        )
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        spec = ServeSpec(engine="transformers", backend="local", model=str(work / "model"), port=port,
-                         gpus=1 if args.device == "cuda" else 0, device=args.device, dtype="bfloat16",
-                         env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"},
-                         ready_timeout_s=args.ready_timeout)
-        system = SystemDescription(hw=hw, gpu_count=1, engine="transformers", engine_version=transformers.__version__,
-                                   model=f"random-llama-{model_info['parameters'] / 1e9:.2f}b", precision="bf16",
-                                   isl=args.isl, osl=args.osl, price_usd_per_gpu_hour=args.price,
-                                   notes=[RANDOM_NOTE, f"device: {name} (x{count} visible, 1 used)"])
+        spec = ServeSpec(
+            engine="transformers",
+            backend="local",
+            model=str(work / "model"),
+            port=port,
+            gpus=1 if args.device == "cuda" else 0,
+            device=args.device,
+            dtype="bfloat16",
+            env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"},
+            ready_timeout_s=args.ready_timeout,
+        )
+        system = SystemDescription(
+            hw=hw,
+            gpu_count=1,
+            engine="transformers",
+            engine_version=transformers.__version__,
+            model=f"random-llama-{model_info['parameters'] / 1e9:.2f}b",
+            precision="bf16",
+            isl=args.isl,
+            osl=args.osl,
+            price_usd_per_gpu_hour=args.price,
+            notes=[RANDOM_NOTE, f"device: {name} (x{count} visible, 1 used)"],
+        )
         run = RunDirectory.create("inference-gpu-bench", root=work / "runs")
         with launched(spec, work / "serve") as outcome:
             if not outcome.base_url:
                 print(f"server not ready: {outcome.reason}", file=sys.stderr)
                 return 1
             print(f"server ready after {outcome.ready_after_s}s at {outcome.base_url}", file=sys.stderr)
-            cfg = SweepConfig(base_url=outcome.base_url, model=str(work / "model"), api="completions",
-                              concurrencies=parse_concurrency(args.concurrency),
-                              requests_multiplier=args.requests_multiplier, warmup=1, seed=args.seed)
+            cfg = SweepConfig(
+                base_url=outcome.base_url,
+                model=str(work / "model"),
+                api="completions",
+                concurrencies=parse_concurrency(args.concurrency),
+                requests_multiplier=args.requests_multiplier,
+                warmup=1,
+                seed=args.seed,
+            )
             result = run_sweep(system, cfg, run)
         run.close(0)
         dest.mkdir(parents=True, exist_ok=True)
@@ -163,11 +224,14 @@ def main(argv: list[str] | None = None) -> int:
             row = point_to_row(result.system, p)
             (dest / row_filename(row)).write_text(json.dumps(row, indent=2) + "\n")
         # Keep the raw per-request records next to the result (they are small: one line per request).
-        shutil.copytree(run.path / "levels", dest / "levels",
-                        ignore=shutil.ignore_patterns("run.log", "run.json"))
+        shutil.copytree(
+            run.path / "levels", dest / "levels", ignore=shutil.ignore_patterns("run.log", "run.json")
+        )
         for p in result.points:
-            print(f"conc {p.concurrency:4d}  {p.throughput_per_gpu.total:10.1f} tok/s/GPU  "
-                  f"{p.interactivity_inferencex.p50 or 0:8.1f} tok/s/user  ok {p.requests_ok} failed {p.requests_failed}")
+            print(
+                f"conc {p.concurrency:4d}  {p.throughput_per_gpu.total:10.1f} tok/s/GPU  "
+                f"{p.interactivity_inferencex.p50 or 0:8.1f} tok/s/user  ok {p.requests_ok} failed {p.requests_failed}"
+            )
         print(f"curve: {result.curve}\nwritten: {dest}")
         return 0
     finally:
