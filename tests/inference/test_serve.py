@@ -214,7 +214,7 @@ def llm_model_dir() -> str | None:
 
 
 @pytest.mark.llm
-def test_local_transformers_launch_ready_and_torn_down(tmp_path):
+def test_serve_cli_launches_sweeps_and_tears_down(tmp_path, capsys):
     from tests.conftest import need
 
     need(
@@ -223,27 +223,70 @@ def test_local_transformers_launch_ready_and_torn_down(tmp_path):
     )
     need(engine_installed("transformers")[0], "needs transformers[serving] (pip install -e '.[llm-server]')")
     port = free_port()
-    spec = ServeSpec(
-        engine="transformers",
-        backend="local",
-        model=llm_model_dir(),
-        port=port,
-        gpus=0,
-        env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"},
-        ready_timeout_s=180,
+    system = tmp_path / "system.yaml"
+    system.write_text(
+        "hw: cpu\nengine: transformers\nmodel: smollm2-135m\nprecision: bf16\nisl: 16\nosl: 8\n"
     )
-    with launched(spec, tmp_path) as outcome:
-        assert outcome.reason is None, outcome.reason
-        assert outcome.base_url == f"http://127.0.0.1:{port}/v1"
-        assert outcome.ready_probe in (
-            f"http://127.0.0.1:{port}/health",
-            f"http://127.0.0.1:{port}/v1/models",
-        )
-        assert probe_ready(f"http://127.0.0.1:{port}") is not None
-    assert outcome.torn_down is True
+    code = main(
+        [
+            "inference",
+            "serve",
+            "--engine",
+            "transformers",
+            "--backend",
+            "local",
+            "--model",
+            llm_model_dir(),
+            "--port",
+            str(port),
+            "--gpus",
+            "0",
+            "--env",
+            "HF_HUB_OFFLINE=1",
+            "--env",
+            "TRANSFORMERS_OFFLINE=1",
+            "--engine-arg=--cb-num-blocks",
+            "--engine-arg=128",
+            "--ready-timeout",
+            "180",
+            "--sweep-system",
+            str(system),
+            "--concurrency",
+            "1,2",
+            "--requests",
+            "2",
+            "--runs-dir",
+            str(tmp_path / "runs"),
+            "--json",
+        ]
+    )
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["reason"] is None, out["reason"]
+    assert out["launched"] is True and out["torn_down"] is True
+    assert out["base_url"] == f"http://127.0.0.1:{port}/v1"
+    assert out["ready_probe"] == f"http://127.0.0.1:{port}/health"
+    assert out["command"][-2:] == ["--cb-num-blocks", "128"]
+    result = json.loads(Path(out["sweep_result"]).read_text())
+    assert [p["concurrency"] for p in result["points"]] == [1, 2]
+    assert all(p["requests_ok"] == 2 and p["requests_failed"] == 0 for p in result["points"])
+    # Torn down: nothing answers on the port any more, and the server's log was kept.
     assert probe_ready(f"http://127.0.0.1:{port}", timeout_s=1) is None
-    assert (tmp_path / "server.log").is_file()
+    assert (Path(out["run_dir"]) / "server.log").is_file()
     assert shutil.which("transformers") is not None
+
+
+def test_k8s_launch_without_a_cluster_says_why(tmp_path, monkeypatch):
+    # A real kubectl with no reachable cluster (or no kubectl at all): nothing launched, a reason given.
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-such-kubeconfig"))
+    spec = ServeSpec(engine="vllm", backend="k8s", model="org/m", gpus=1, ready_timeout_s=5)
+    with launched(spec, tmp_path) as outcome:
+        assert outcome.base_url is None and outcome.launched is False
+    if shutil.which("kubectl"):
+        assert outcome.reason.startswith("kubectl apply failed: `kubectl apply -f ")
+    else:
+        assert outcome.reason == "kubectl not found: manifests rendered and validated only"
+    assert outcome.validation_errors == [] and outcome.rendered == [str(tmp_path / "serve.yaml")]
 
 
 def test_parse_node_addr():

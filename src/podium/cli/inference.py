@@ -296,7 +296,11 @@ def register(app: typer.Typer) -> None:
         runs_dir: Path = typer.Option(None, "--runs-dir"),
         json_out: bool = JSON_OPTION,
     ) -> None:
-        """Render and launch a server (local, sbatch or Deployment), wait for readiness, sweep, tear down."""
+        """Render and launch a server (local, sbatch or Deployment), wait for readiness, sweep, tear down.
+
+        Exit 0 when it was ready (or only rendered because the engine or kubectl is missing here),
+        1 when it was launched but never became ready, 2 when the rendered recipe is invalid.
+        """
         import time
 
         from podium.cli.common import emit_json, stderr_console
@@ -358,7 +362,11 @@ def register(app: typer.Typer) -> None:
                         elif hold > 0:
                             time.sleep(hold)
                     else:
-                        code = int(ExitCode.BAD_INPUT) if outcome.validation_errors else 0
+                        # Invalid recipe: bad input. Launched but never ready: the check failed (1).
+                        if outcome.validation_errors:
+                            code = int(ExitCode.BAD_INPUT)
+                        elif outcome.launched:
+                            code = int(ExitCode.FINDINGS)
             run.write_json("serve.json", outcome)
         except BaseException:
             code = 3
