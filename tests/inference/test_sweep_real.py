@@ -91,7 +91,9 @@ def test_real_sweep_gives_a_real_curve(tmp_path, capsys):
         ]
         assert sum(1 for r in records if not r["warmup"]) == 2 * p["concurrency"]
         assert sum(1 for r in records if r["warmup"]) == 1
-    # A real curve: more concurrency, more throughput, less per-user speed.
+    # A real curve: more concurrency, more throughput, less per-user speed. ISL 256 makes each new
+    # request's prefill stall the others' decoding, the same interference that bends GPU curves, so
+    # the fall in interactivity from 1 to 2 users is well above timing noise on 2 cores.
     curve = result["curve"]
     assert curve["throughput_rising"] is True, curve
     assert curve["interactivity_falling"] is True, curve
