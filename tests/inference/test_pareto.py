@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from podium.inference.pareto import FrontPoint, interpolate, pareto_front
 
@@ -104,3 +107,26 @@ def test_outside_the_front_is_null_with_reason():
 def test_interpolate_refuses_an_unsorted_front():
     with pytest.raises(ValueError):
         interpolate([FrontPoint(2, 1), FrontPoint(1, 2)], 1.5)
+
+
+coords = st.floats(min_value=0.5, max_value=1000, allow_nan=False, allow_infinity=False)
+
+
+@given(st.lists(st.tuples(coords, coords), min_size=1, max_size=40))
+def test_front_properties_on_random_sets(pairs):
+    points = [FrontPoint(x, y) for x, y in pairs]
+    front = pareto_front(points)
+
+    def dominates(a, b):
+        return a.x >= b.x and a.y >= b.y and (a.x > b.x or a.y > b.y)
+
+    assert front, "a non-empty set has a non-empty front"
+    assert all(b.x > a.x and b.y < a.y for a, b in itertools.pairwise(front))
+    assert not any(dominates(p, f) for p in points for f in front)
+    on_front = {(f.x, f.y) for f in front}
+    for p in points:
+        assert (p.x, p.y) in on_front or any(dominates(f, p) for f in front)
+    # Interpolation inside the front stays within the bracket of its neighbours.
+    for a, b in itertools.pairwise(front):
+        mid = interpolate(front, (a.x + b.x) / 2).y
+        assert b.y - 1e-9 <= mid <= a.y + 1e-9

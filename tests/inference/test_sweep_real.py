@@ -47,9 +47,9 @@ def test_real_sweep_gives_a_real_curve(tmp_path, capsys):
             "--precision",
             "bf16",
             "--isl",
-            "256",
+            "64",
             "--osl",
-            "32",
+            "48",
             "--concurrency",
             "1,2,4",
             "--requests-multiplier",
@@ -91,9 +91,9 @@ def test_real_sweep_gives_a_real_curve(tmp_path, capsys):
         ]
         assert sum(1 for r in records if not r["warmup"]) == 2 * p["concurrency"]
         assert sum(1 for r in records if r["warmup"]) == 1
-    # A real curve: more concurrency, more throughput, less per-user speed. ISL 256 makes each new
-    # request's prefill stall the others' decoding, the same interference that bends GPU curves, so
-    # the fall in interactivity from 1 to 2 users is well above timing noise on 2 cores.
+    # A real curve: more concurrency, more throughput, less per-user speed. Decode-bound requests
+    # (ISL 64, OSL 48) keep 2 cores from saturating by 4 users; each new request's prefill still
+    # stalls the others' decoding, which adds to the batching cost per token.
     curve = result["curve"]
     assert curve["throughput_rising"] is True, curve
     assert curve["interactivity_falling"] is True, curve
@@ -107,3 +107,44 @@ def test_real_sweep_gives_a_real_curve(tmp_path, capsys):
     cmp = json.loads(capsys.readouterr().out)
     (system,) = cmp["systems"]
     assert system["name"] == "cpu" and system["at_target"]["method"] == "exact"
+
+
+def test_sweep_against_a_closed_port_stops_with_exit_1(tmp_path, capsys):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed once the block ends: nothing listens there
+    code = main(
+        [
+            "inference",
+            "sweep",
+            "--base-url",
+            f"http://127.0.0.1:{port}/v1",
+            "--model",
+            "m",
+            "--hw",
+            "h200",
+            "--engine",
+            "vllm",
+            "--precision",
+            "fp8",
+            "--concurrency",
+            "1,2",
+            "--requests",
+            "2",
+            "--runs-dir",
+            str(tmp_path),
+            "--json",
+        ]
+    )
+    assert code == 1
+    result = json.loads(capsys.readouterr().out)
+    assert [p["concurrency"] for p in result["points"]] == [1]  # stopped after the first level
+    assert result["errors"] == ["concurrency 1: 2/2 requests failed; sweep stopped"]
+    (p,) = result["points"]
+    assert p["requests_ok"] == 0 and p["throughput_per_gpu"]["total"] == 0
+    assert p["interactivity_inferencex"]["p50"] is None
+    assert p["cost_per_million_tokens"]["total"] is None
+    assert p["cost_per_million_tokens"]["reason"] == "zero throughput: no tokens were served at this point"
+    assert result["economics"]["price_source"] == "default-table"

@@ -111,7 +111,10 @@ def register(app: typer.Typer) -> None:
         runs_dir: Path = typer.Option(None, "--runs-dir", help="Where run directories go"),
         json_out: bool = JSON_OPTION,
     ) -> None:
-        """Sweep concurrency against a server; keep raw per-request data; compute the curve."""
+        """Sweep concurrency against a server; keep raw per-request data; compute the curve.
+
+        Exit 1 when a level failed too often (over half its requests) and the sweep stopped early.
+        """
         from podium.cli.common import emit_json, stderr_console
         from podium.inference.sweep import SweepConfig, parse_concurrency, run_sweep
         from podium.runs import RunDirectory
@@ -181,6 +184,9 @@ def register(app: typer.Typer) -> None:
             console.print(f"result: {path}\nraw per-request records: {run.path}/levels/*/requests.jsonl")
             for e in result.errors:
                 console.print(f"[yellow]warning:[/] {e}")
+        if result.errors:
+            # A level failed too often and the sweep stopped early: the curve is incomplete.
+            raise typer.Exit(1)
 
     @inference_app.command("compare")
     def compare(
