@@ -147,3 +147,26 @@ def test_html_report_is_self_contained_and_escaped(capsys, tmp_path, two_systems
         "Throughput per GPU vs interactivity" in html and "Cost per million tokens vs interactivity" in html
     )
     assert "<polyline" in html
+
+
+def test_chart_axes_cover_every_point():
+    import re
+
+    from podium.inference.charts import _nice_ticks, svg_chart
+    from podium.inference.compare import ComparePoint, CompareSystem
+    from podium.inference.system import EconomicsSource
+
+    assert _nice_ticks(0, 25.06) == [0, 10, 20, 30]
+    assert _nice_ticks(0, 0.47) == [0, 0.1, 0.2, 0.3, 0.4, 0.5]
+    pts = [
+        ComparePoint(
+            interactivity=x, throughput_per_gpu=y, output_throughput_per_gpu=y, concurrency=1, source="s"
+        )
+        for x, y in ((12.7, 233.0), (23.9, 114.0))
+    ]
+    system = CompareSystem(
+        name="cpu", hw="cpu", precision="bf16", economics=EconomicsSource(), points=pts, pareto=pts
+    )
+    svg = svg_chart([system], "throughput_per_gpu", "tok/s/GPU", "t")
+    for cx, cy in re.findall(r'<circle cx="([\d.-]+)" cy="([\d.-]+)"', svg):
+        assert 78 <= float(cx) <= 700 and 20 <= float(cy) <= 368

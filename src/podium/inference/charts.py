@@ -22,10 +22,10 @@ def _nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     mag = 10 ** math.floor(math.log10(raw))
     step = min((m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw), default=mag * 10)
     start = math.floor(lo / step) * step
-    ticks, t = [], start
-    while t <= hi + step * 1e-9:
-        ticks.append(round(t, 10))
+    ticks, t = [start], start
+    while t < hi - step * 1e-9:  # the last tick is at or above hi, so every point is inside the axes
         t += step
+        ticks.append(round(t, 10))
     return ticks
 
 
