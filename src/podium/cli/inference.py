@@ -134,7 +134,9 @@ def register(app: typer.Typer) -> None:
             price_usd_per_gpu_hour=price,
             power_kw_per_gpu=power_kw,
         )
-        if system_file is None:
+        if system_file is not None:
+            flags["model"] = None  # --model is the name sent in requests; the file describes the model
+        else:
             flags["isl"] = isl or 1024
             flags["osl"] = osl or 1024
         system = _system_from_options(system_file, **flags)
