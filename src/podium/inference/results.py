@@ -26,8 +26,16 @@ class CurveShape(BaseModel):
     points: int
     throughput_rising: bool = Field(description="Total tok/s/GPU strictly rises with concurrency")
     interactivity_falling: bool = Field(description="InferenceX median interactivity strictly falls")
+    interactivity_falling_vllm: bool = Field(
+        False, description="vLLM-convention interactivity (output tok/s ÷ concurrency) strictly falls"
+    )
     throughput_per_gpu: list[float] = Field(default_factory=list, description="In concurrency order")
-    interactivity: list[float | None] = Field(default_factory=list, description="In concurrency order")
+    interactivity: list[float | None] = Field(
+        default_factory=list, description="InferenceX median interactivity, in concurrency order"
+    )
+    interactivity_vllm: list[float | None] = Field(
+        default_factory=list, description="vLLM-convention interactivity, in concurrency order"
+    )
 
 
 class SweepResult(BaseModel):
@@ -59,18 +67,24 @@ def curve_shape(points: list[SweepPoint]) -> CurveShape:
     ordered = sorted(points, key=lambda p: p.concurrency)
     tput = [p.throughput_per_gpu.total for p in ordered]
     intv = [p.interactivity_inferencex.p50 for p in ordered]
+    vllm = [p.interactivity_vllm.value for p in ordered]
     rising = len(tput) >= 2 and all(b > a for a, b in itertools.pairwise(tput))
-    falling = (
-        len(intv) >= 2
-        and all(v is not None for v in intv)
-        and all(b < a for a, b in itertools.pairwise(intv))  # type: ignore[operator]
-    )
     return CurveShape(
         points=len(ordered),
         throughput_rising=rising,
-        interactivity_falling=falling,
+        interactivity_falling=_strictly_falling(intv),
+        interactivity_falling_vllm=_strictly_falling(vllm),
         throughput_per_gpu=tput,
         interactivity=intv,
+        interactivity_vllm=vllm,
+    )
+
+
+def _strictly_falling(values: list[float | None]) -> bool:
+    return (
+        len(values) >= 2
+        and all(v is not None for v in values)
+        and all(b < a for a, b in itertools.pairwise(values))  # type: ignore[operator]
     )
 
 
