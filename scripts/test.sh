@@ -35,8 +35,6 @@ python -m pip install -q kubernetes-validate "kubernetes>=29" "torch==2.13.0" nu
 # endpoint/inference: the real LLM server (torch CPU 2.13.0 from local wheels + transformers[serving] + gguf,
 # ~1.2 GB in the venv, ~1 min) and 'cryptography' for the loopback TLS tests.
 python -m pip install -q -e ".[llm-server,endpoint-test]"
-# inference: kubernetes-validate checks the rendered Deployment/Service (schemas ship in the wheel).
-python -m pip install -q -e ".[inference]"
 
 # ---------------------------------------------------------------- services
 cleanup() {

@@ -36,9 +36,33 @@ def _root(
 
 def _register() -> None:
     # One line per command group; each module exposes `register(app)`.
-    from podium.cli import advisories, audit, bench, checks, endpoint, facts, health, inference, rating, runs, schema
+    from podium.cli import (
+        advisories,
+        audit,
+        bench,
+        checks,
+        endpoint,
+        facts,
+        health,
+        inference,
+        rating,
+        runs,
+        schema,
+    )
 
-    for module in (schema, facts, audit, advisories, checks, health, bench, rating, runs, endpoint, inference):
+    for module in (
+        schema,
+        facts,
+        audit,
+        advisories,
+        checks,
+        health,
+        bench,
+        rating,
+        runs,
+        endpoint,
+        inference,
+    ):
         module.register(app)
 
 
