@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 import pytest
+from tests.conftest import FIXTURES, need
 
-from conftest import FIXTURES, need
 from podium.bench.api import render, run_bench
 from podium.models.common import Status
 from podium.runs import RunDirectory

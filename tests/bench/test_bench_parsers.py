@@ -6,8 +6,8 @@ import json
 import shutil
 
 import pytest
+from tests.conftest import FIXTURES, need
 
-from conftest import FIXTURES, need
 from podium.bench import ib_perftest, nccl_tests_parse, storage
 from podium.bench.grading import grade
 from podium.errors import ParseError

@@ -6,7 +6,8 @@ import importlib.util
 import json
 import socket
 
-from conftest import need
+from tests.conftest import need
+
 from podium.health.active import (
     allreduce_worker,
     gemm_checksum_loop,

@@ -9,8 +9,8 @@ import subprocess
 from pathlib import Path
 
 from health_helpers import make_replay
+from tests.conftest import need
 
-from conftest import need
 from podium.cli.main import main
 from podium.health.api import run_health
 from podium.health.integrations.k8s import node_patch, render_manifests

@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tests.conftest import need
 
-from conftest import need
 from podium.rating.ranking import load_providers_dir, rank
 from podium.rating.rubric import load_rubric
 from podium.report.write import write_ranking, write_scorecard

@@ -9,8 +9,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from tests.conftest import need
 
-from conftest import need
 from podium.errors import ParseError
 from podium.rating.scheduler import (
     expand_hostlist,

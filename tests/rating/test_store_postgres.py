@@ -11,8 +11,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from tests.conftest import need
 
-from conftest import need
 from podium.rating.ranking import load_providers_dir, rank
 from podium.rating.rubric import load_rubric
 from podium.store.db import Store
