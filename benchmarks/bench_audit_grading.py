@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import random
 import time
@@ -83,6 +84,8 @@ def main() -> None:
         "host": platform.node(),
         "cpu": platform.processor() or platform.machine(),
         "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "loadavg_1m": round(os.getloadavg()[0], 2),
         "nodes": args.nodes,
         "advisories": len(bundle.advisories),
         "bundle_version": bundle.version,
