@@ -41,6 +41,15 @@ def test_version_parsers_on_real_outputs():
     assert parse.os_release(text("os-release.txt"))["VERSION_ID"] == "12"
 
 
+def test_dpkg_status_and_debian_upstream_versions():
+    assert parse.dpkg_installed_version(text("dpkg-query-status-munge.txt")) == "0.5.15-2+deb12u1"
+    assert parse.dpkg_installed_version(text("dpkg-query-status-containerd-removed.txt")) is None
+    assert parse.dpkg_installed_version(text("dpkg-query-status-missing.txt")) is None
+    assert parse.debian_upstream_version("1.6.20~ds1-1+deb12u3") == "1.6.20"
+    assert parse.debian_upstream_version("1:2.0.2-1") == "2.0.2"
+    assert parse.debian_upstream_version("0.5.15-2+deb12u1") == "0.5.15"
+
+
 def test_parsers_return_none_on_garbage():
     for fn in (
         parse.runc_version,
@@ -86,10 +95,13 @@ def test_collect_on_a_replayed_node():
             "535.104.05, NVIDIA H100 80GB HBM3, GPU-bbbb, 00000000:2A:00.0\n",
             "nvidia-smi": text("gpud_nvidia-smi.550.90.07.out.0.valid"),
             "runc --version": text("runc--version.txt"),
-            "dpkg-query -W -f=${Version} runc": text("dpkg-query-runc.txt"),
-            "containerd --version": text("containerd--version.txt"),
+            "dpkg-query -W -f=${db:Status-Abbrev}|${Version} runc": "ii |1.1.5+ds1-1+deb12u1",
+            # removed, config files left: must not count as installed (real output, see SOURCES.md)
+            "dpkg-query -W -f=${db:Status-Abbrev}|${Version} containerd": text(
+                "dpkg-query-status-containerd-removed.txt"
+            ),
+            "dpkg-query -W -f=${db:Status-Abbrev}|${Version} munge": text("dpkg-query-status-munge.txt"),
             "slurmd -V": text("slurmd-V.txt"),
-            "munged --version": text("munged--version.txt"),
             "ofed_info -s": text("ofed_info-s-mlnx.txt"),
             "uname -r": "6.1.0-31-amd64\n",
         },
@@ -102,7 +114,10 @@ def test_collect_on_a_replayed_node():
     assert facts.component("cuda-driver").version == "12.4"
     runc = facts.component("runc")
     assert runc.version == "1.1.5" and runc.details["distro_package_version"] == "1.1.5+ds1-1+deb12u1"
-    assert facts.component("containerd").version == "1.6.20"
+    assert facts.component("containerd").visible is False  # 'rc': removed, only config files remain
+    munge = facts.component("munge")  # no munged on PATH: the package manager still knows it
+    assert (munge.version, munge.details["distro_package_version"]) == ("0.5.15", "0.5.15-2+deb12u1")
+    assert "backported" in munge.reason
     slurm = facts.component("slurm")
     assert slurm.version == "22.05.8" and slurm.source_command == "slurmd -V"
     assert facts.component("mlnx-ofed").version == "23.10-5.1.4.0"

@@ -65,16 +65,19 @@ def _tried(outputs: Sequence[CommandOutput]) -> str:
     return "; ".join(o.why_not() for o in outputs)
 
 
-def _package_version(runner: CommandRunner, packages: Sequence[str]) -> tuple[str | None, str | None]:
-    """Version from the package manager (dpkg, then rpm), with the command that gave it."""
+def _package_version(
+    runner: CommandRunner, packages: Sequence[str]
+) -> tuple[str | None, str | None, str | None]:
+    """(upstream version, full package version, command) from dpkg, then rpm; Nones when not installed."""
     for pkg in packages:
-        out = runner.run(["dpkg-query", "-W", "-f=${Version}", pkg], timeout=10)
-        if out.ok and parse.dpkg_version(out.stdout):
-            return parse.dpkg_version(out.stdout), out.command
-        out = runner.run(["rpm", "-q", "--qf", "%{VERSION}-%{RELEASE}", pkg], timeout=10)
-        if out.ok and "not installed" not in out.stdout:
-            return out.stdout.strip() or None, out.command
-    return None, None
+        out = runner.run(["dpkg-query", "-W", "-f=${db:Status-Abbrev}|${Version}", pkg], timeout=10)
+        if out.ok and (full := parse.dpkg_installed_version(out.stdout)):
+            return parse.debian_upstream_version(full), full, out.command
+        out = runner.run(["rpm", "-q", "--qf", "%{VERSION}|%{VERSION}-%{RELEASE}", pkg], timeout=10)
+        if out.ok and "|" in out.stdout and "not installed" not in out.stdout:
+            upstream, _, full = out.stdout.strip().partition("|")
+            return upstream, full, out.command
+    return None, None, None
 
 
 def _simple(component: str, probes, packages) -> Collector:
@@ -89,7 +92,7 @@ def _simple(component: str, probes, packages) -> Collector:
                     version = parse.strip_repack_suffix(reported)
                     details: dict = {}
                     if version != reported:  # a distro build: its package may carry backported fixes
-                        pkg_version, _ = _package_version(runner, packages)
+                        _, pkg_version, _ = _package_version(runner, packages)
                         details = {"reported": reported, "distro_package_version": pkg_version}
                     return [
                         ComponentFact(
@@ -100,7 +103,7 @@ def _simple(component: str, probes, packages) -> Collector:
                             details=details,
                         )
                     ]
-        version, cmd = _package_version(runner, packages)
+        version, full, cmd = _package_version(runner, packages)
         if version:
             return [
                 ComponentFact(
@@ -109,6 +112,7 @@ def _simple(component: str, probes, packages) -> Collector:
                     visible=True,
                     source_command=cmd,
                     reason="version from the package manager (a distro build may carry backported fixes)",
+                    details={"distro_package_version": full},
                 )
             ]
         return [ComponentFact(name=component, visible=False, reason=_tried(tried) or "no probe ran")]
@@ -251,7 +255,7 @@ def collect_ofed(runner: CommandRunner) -> list[ComponentFact]:
     out = runner.run(["ofed_info", "-s"], timeout=10)
     comp, version = parse.ofed_info(out.stdout) if out.ok else (None, None)
     if comp is None:
-        v, cmd = _package_version(runner, ["doca-host", "doca-ofed"])
+        v, _, cmd = _package_version(runner, ["doca-host", "doca-ofed"])
         if v:
             comp, version, out_cmd = "doca-host", v, cmd
         else:
@@ -300,7 +304,7 @@ def collect_nccl(runner: CommandRunner) -> list[ComponentFact]:
     out = runner.run(["ldconfig", "-p"], timeout=10)
     if out.ok and (v := parse.nccl_from_ldconfig(out.stdout)):
         return [ComponentFact(name="nccl", version=v, visible=True, source_command=out.command)]
-    v, cmd = _package_version(runner, ["libnccl2"])
+    v, _, cmd = _package_version(runner, ["libnccl2"])
     if v:
         return [ComponentFact(name="nccl", version=v, visible=True, source_command=cmd)]
     return [

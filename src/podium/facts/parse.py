@@ -112,10 +112,23 @@ def enroot_version(text: str) -> str | None:
     return first_match(r"^" + _SEMVERISH + r"\s*$", (text or "").strip())
 
 
-def dpkg_version(text: str) -> str | None:
-    """dpkg-query -W -f='${Version}' PKG -> '1.7.24-1' (empty when not installed)."""
-    t = (text or "").strip()
-    return t or None
+def dpkg_installed_version(text: str) -> str | None:
+    """dpkg-query -W -f='${db:Status-Abbrev}|${Version}' PKG -> '0.5.15-2+deb12u1' when installed ('ii').
+
+    A removed package whose config files remain ('rc') still has a version: it must not count.
+    """
+    status, _, version = (text or "").strip().partition("|")
+    if status.strip() not in ("ii", "hi") or not version.strip():
+        return None
+    return version.strip()
+
+
+def debian_upstream_version(version: str) -> str:
+    """'1:1.6.20~ds1-1+deb12u3' -> '1.6.20': drop the epoch, the Debian revision and repack markers."""
+    v = version.split(":", 1)[1] if re.match(r"^\d+:", version) else version
+    if "-" in v:
+        v = v.rsplit("-", 1)[0]
+    return strip_repack_suffix(v)
 
 
 def os_release(text: str) -> dict[str, str]:
