@@ -7,8 +7,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from podium.endpoint.monitor import MonitorConfig, Probe, SqliteProbeStore, render_svg, run_monitor, summarise
+from podium.endpoint.monitor import MonitorConfig, Probe, render_svg, run_monitor, summarise
 from podium.endpoint.testservers.hostile import HostileServer, ServerOptions
+from podium.store.probes import StoreProbeStore
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -55,14 +56,14 @@ def test_monitor_probes_store_and_resume(tmp_path):
     db = tmp_path / "monitor.sqlite"
     with HostileServer(opts) as s:
         cfg = MonitorConfig(base_url=s.base_url, model="ok", interval_s=0.02, duration_s=30, max_probes=3)
-        store = SqliteProbeStore(db)
+        store = StoreProbeStore.open(str(db))
         r1 = run_monitor(cfg, store)
         assert [p for p in r1.outcomes] == ["http_403", "http_429", "success"]
         assert r1.finished is False
         # Resume: the plan (end time) is kept in the store; three more probes append.
-        r2 = run_monitor(cfg, SqliteProbeStore(db))
+        r2 = run_monitor(cfg, StoreProbeStore.open(str(db)))
         cut = MonitorConfig(base_url=s.base_url, model="cut", interval_s=0.02, duration_s=30, max_probes=1)
-        r3 = run_monitor(cut, SqliteProbeStore(db))
+        r3 = run_monitor(cut, StoreProbeStore.open(str(db)))
     assert r2.probes == 6
     assert r2.outcomes == {"http_401": 1, "http_403": 1, "http_429": 1, "http_5xx": 1, "success": 2}
     assert r2.availability == 0.5  # 2 of 4 (429 and 403 apart)
@@ -80,5 +81,5 @@ def test_probe_outcomes(tmp_path, mode, outcome):
         cfg = MonitorConfig(
             base_url=s.base_url, model=mode, interval_s=0.01, duration_s=10, timeout_s=0.5, max_probes=1
         )
-        r = run_monitor(cfg, SqliteProbeStore(tmp_path / "m.sqlite"))
+        r = run_monitor(cfg, StoreProbeStore.open(str(tmp_path / "m.sqlite")))
     assert r.outcomes == {outcome: 1}

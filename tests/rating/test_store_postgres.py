@@ -73,3 +73,18 @@ def test_store_round_trip_on_postgres(postgres_url):
     audits = store.list_runs(provider="Borealis GPU Cloud (fictional)", kind="audit")
     diff = store.diff(audits[0].run_id, audits[1].run_id)
     assert (diff.hours_between, [f.check_id for f in diff.fixed]) == (336.0, ["advisory.runc"])
+    # endpoint monitor probes live in the same store, with their plan (for --resume)
+    from datetime import datetime, timedelta, timezone
+
+    from podium.endpoint.monitor import Probe, summarise
+    from podium.store.probes import StoreProbeStore
+
+    probes = StoreProbeStore(store)
+    t0 = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+    probes.set_plan("http://x/v1|m", t0, t0 + timedelta(hours=1), 60.0)
+    for i, outcome in enumerate(["success", "http_429", "timeout", "success"]):
+        probes.add(Probe(target="http://x/v1|m", at=t0 + timedelta(minutes=i), outcome=outcome, e2e_ms=100.0))
+    assert probes.plan("http://x/v1|m") == (t0, t0 + timedelta(hours=1), 60.0)
+    got = probes.probes("http://x/v1|m")
+    assert [p.outcome for p in got] == ["success", "http_429", "timeout", "success"]
+    assert summarise("http://x/v1|m", got).availability == pytest.approx(2 / 3, abs=1e-6)  # 429 apart

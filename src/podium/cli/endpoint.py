@@ -196,7 +196,11 @@ def monitor(
     timeout: float = typer.Option(30.0, "--timeout", help="Timeout of one probe in seconds"),
     max_tokens: int = typer.Option(8, "--max-tokens", help="Output tokens asked per probe"),
     max_probes: int = typer.Option(None, "--max-probes", help="Stop after this many probes in this session"),
-    db: Path = typer.Option(None, "--db", help="SQLite file for probes (default: in the run directory)"),
+    db: str = typer.Option(
+        None,
+        "--db",
+        help="Results store: SQLite path or SQLAlchemy URL (default $PODIUM_DB or ~/.local/share/podium/podium.db)",
+    ),
     resume: str = typer.Option(None, "--resume", help="Run id of an earlier monitor run to continue"),
     insecure: bool = typer.Option(False, "--insecure", help="Do not verify the TLS certificate"),
     ca_file: str = typer.Option(None, "--ca-file", help="CA bundle to verify the endpoint's certificate"),
@@ -209,8 +213,9 @@ def monitor(
     from pydantic import ValidationError
 
     from podium.cli.common import emit_json, stderr_console
-    from podium.endpoint.monitor import MonitorConfig, SqliteProbeStore, render_svg, run_monitor
+    from podium.endpoint.monitor import MonitorConfig, render_svg, run_monitor
     from podium.runs import RunDirectory
+    from podium.store.probes import StoreProbeStore
 
     try:
         config = MonitorConfig(
@@ -233,8 +238,8 @@ def monitor(
         run = RunDirectory.resume(resume, root=runs_dir)
     else:
         run = RunDirectory.create("endpoint-monitor", argv=sys.argv[1:], root=runs_dir)
-    db_path = db or (run.path / "monitor.sqlite")
-    store = SqliteProbeStore(db_path)
+    store = StoreProbeStore.open(db)
+    db_path = store.location
 
     def on_probe(p) -> None:
         ttft = f"{p.ttft_ms:.0f} ms" if p.ttft_ms is not None else "-"

@@ -2,9 +2,8 @@
 
 Each probe is one small streamed completion on a fresh connection (so DNS, TCP and TLS failures
 show). Its outcome is ``success`` or a failure kind from the shared taxonomy
-(podium.endpoint.models.FAILURE_KINDS). Probes go to a :class:`ProbeStore`; the default is a
-SQLite file in the run directory (or ``--db``). The store is a small interface so the shared
-results store (podium.store) can take its place.
+(podium.endpoint.models.FAILURE_KINDS). Probes go to a :class:`ProbeStore`: the shared results
+store (podium.store.probes.StoreProbeStore; SQLite by default, Postgres by URL).
 
 Availability counts 429 (rate limited) and 403 (forbidden) apart: they say the caller hit a
 quota or a policy, not that the endpoint was down, so they are left out of the uptime
@@ -14,10 +13,8 @@ denominator and reported on their own.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from collections import Counter
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -63,7 +60,7 @@ class Probe(BaseModel):
 
 
 class ProbeStore(Protocol):
-    """Where probes are kept. SQLite by default; the shared results store can implement this."""
+    """Where probes are kept: podium.store.probes.StoreProbeStore (the shared results store)."""
 
     def add(self, probe: Probe) -> None: ...
 
@@ -72,67 +69,6 @@ class ProbeStore(Protocol):
     def plan(self, target: str) -> tuple[datetime, datetime, float] | None: ...
 
     def set_plan(self, target: str, start: datetime, end: datetime, interval_s: float) -> None: ...
-
-
-class SqliteProbeStore:
-    """Probes in one SQLite file (tables ``endpoint_probes`` and ``endpoint_monitor_plans``)."""
-
-    def __init__(self, path: Path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.path)
-        self.db.executescript(
-            """
-            CREATE TABLE IF NOT EXISTS endpoint_probes (
-              target TEXT NOT NULL, at TEXT NOT NULL, outcome TEXT NOT NULL, http_status INTEGER,
-              ttft_ms REAL, e2e_ms REAL, error TEXT);
-            CREATE INDEX IF NOT EXISTS endpoint_probes_target_at ON endpoint_probes (target, at);
-            CREATE TABLE IF NOT EXISTS endpoint_monitor_plans (
-              target TEXT PRIMARY KEY, start TEXT NOT NULL, end TEXT NOT NULL, interval_s REAL NOT NULL);
-            """
-        )
-
-    def add(self, probe: Probe) -> None:
-        self.db.execute(
-            "INSERT INTO endpoint_probes VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                probe.target,
-                probe.at.isoformat(),
-                probe.outcome,
-                probe.http_status,
-                probe.ttft_ms,
-                probe.e2e_ms,
-                probe.error,
-            ),
-        )
-        self.db.commit()
-
-    def probes(self, target: str) -> list[Probe]:
-        rows = self.db.execute(
-            "SELECT target, at, outcome, http_status, ttft_ms, e2e_ms, error FROM endpoint_probes "
-            "WHERE target = ? ORDER BY at",
-            (target,),
-        ).fetchall()
-        keys = ("target", "at", "outcome", "http_status", "ttft_ms", "e2e_ms", "error")
-        return [Probe.model_validate(dict(zip(keys, r, strict=True))) for r in rows]
-
-    def plan(self, target: str) -> tuple[datetime, datetime, float] | None:
-        row = self.db.execute(
-            "SELECT start, end, interval_s FROM endpoint_monitor_plans WHERE target = ?", (target,)
-        ).fetchone()
-        if not row:
-            return None
-        return datetime.fromisoformat(row[0]), datetime.fromisoformat(row[1]), row[2]
-
-    def set_plan(self, target: str, start: datetime, end: datetime, interval_s: float) -> None:
-        self.db.execute(
-            "INSERT OR REPLACE INTO endpoint_monitor_plans VALUES (?, ?, ?, ?)",
-            (target, start.isoformat(), end.isoformat(), interval_s),
-        )
-        self.db.commit()
-
-    def close(self) -> None:
-        self.db.close()
 
 
 class UptimeWindow(BaseModel):

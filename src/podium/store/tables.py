@@ -109,3 +109,30 @@ class MetaRow(Base):
 
     key: Mapped[str] = mapped_column(String(40), primary_key=True)
     value: Mapped[str] = mapped_column(Text)
+
+
+class EndpointProbeRow(Base):
+    """One ``podium endpoint monitor`` probe: its outcome in the shared taxonomy and its latency."""
+
+    __tablename__ = "endpoint_probes"
+    __table_args__ = (Index("endpoint_probes_target_at", "target", "at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    target: Mapped[str] = mapped_column(String(400), doc="base URL + model")
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    outcome: Mapped[str] = mapped_column(String(40))
+    http_status: Mapped[int | None] = mapped_column(Integer)
+    ttft_ms: Mapped[float | None] = mapped_column(Float)
+    e2e_ms: Mapped[float | None] = mapped_column(Float)
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class EndpointMonitorPlanRow(Base):
+    """The planned window of a monitor, so that ``--resume`` keeps the original end time."""
+
+    __tablename__ = "endpoint_monitor_plans"
+
+    target: Mapped[str] = mapped_column(String(400), primary_key=True)
+    start: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    end: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    interval_s: Mapped[float] = mapped_column(Float)
