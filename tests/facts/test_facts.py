@@ -194,3 +194,25 @@ def test_srun_labelled_chunks_are_reassembled_per_task():
     text = f"0: {a[:300]}\n1: {b[:100]}\n0: {a[300:]}\n1: {b[100:]}\n"
     facts, problems = parse_fanout_stdout(unlabel_srun_output(text), "srun")
     assert [f.host for f in facts] == ["n1", "n2"] and problems == []
+
+
+def test_k8s_fanout_applies_one_pod_per_gpu_node_and_merges_logs():
+    from podium.facts.fanout import collect_k8s
+
+    a = collect_node_facts(ReplayRunner({"uname -r": "6.8.0\n"}), host="gpu-a").model_dump_json()
+    b = collect_node_facts(ReplayRunner({"uname -r": "6.8.0\n"}), host="gpu-b").model_dump_json()
+    runner = ReplayRunner(
+        {
+            "kubectl get nodes -l nvidia.com/gpu.present=true -o jsonpath={.items[*].metadata.name}": "gpu-a gpu-b",
+            "kubectl": "",  # apply / wait / delete print nothing we read
+            "kubectl logs -n default pod/podium-facts-gpu-a": a + "\n",
+            "kubectl logs -n default pod/podium-facts-gpu-b": b + "\n",
+        }
+    )
+    facts, problems = collect_k8s(runner, image="registry.example/podium:0.1")
+    assert [f.host for f in facts] == ["gpu-a", "gpu-b"] and all(f.method == "k8s" for f in facts)
+    assert problems == []
+    verbs = [c[1] for c in runner.calls if c[0] == "kubectl"]
+    assert verbs == ["get", "apply", "apply", "wait", "logs", "delete", "wait", "logs", "delete"]
+    # pods are always deleted, even though podium only reads
+    assert ["kubectl", "delete", "-n", "default", "pod/podium-facts-gpu-b", "--wait=false"] in runner.calls

@@ -46,3 +46,21 @@ def test_facts_collect_slurm_bad_nodelist_is_input_error(tmp_path):
     assert r.returncode == 2
     assert r.stderr.strip().startswith("podium: error: --nodes:")
     assert "Invalid node name" in r.stderr
+
+
+def test_audit_slurm_grades_every_node(tmp_path):
+    need(os.environ.get("PODIUM_TEST_SLURM") == "1", "real Slurm not started")
+    r = subprocess.run(
+        ["podium", "audit", "--slurm", "--json", "--fail-on", "never", "--runs-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    assert sorted(n["host"] for n in rep["nodes"]) == ["n1", "n2"]
+    slurm = [c for c in rep["checks"] if c["id"] == "advisory.slurm"]
+    # Debian 12's Slurm 22.05.8 is hit by CVE-2023-49933 (fixed upstream in 22.05.11), on both nodes
+    assert {c["host"] for c in slurm} == {"n1", "n2"} and all(c["status"] == "fail" for c in slurm)
+    group = next(g for g in rep["groups"] if g["id"] == "advisory.slurm")
+    assert group["node_count"] == 2
