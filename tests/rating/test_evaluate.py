@@ -94,3 +94,31 @@ def test_a_crashing_step_is_failed_and_the_rest_still_runs(tmp_path):
     assert cats["security"] == 10.0  # only the declared certifications: audit and isolation are gaps
     assert result.card.name == "Aurora Compute (fictional)"
     assert any("step health failed" in n for n in result.card.notes)
+
+
+def test_evaluate_backend_slurm_covers_every_node(tmp_path):
+    from tests.conftest import need
+
+    need(
+        os.environ.get("PODIUM_TEST_SLURM") == "1",
+        "real Slurm from scripts/ci/slurm-start.sh (PODIUM_TEST_SLURM=1)",
+    )
+    env = dict(os.environ, PODIUM_DB=str(tmp_path / "e.db"))
+    out = tmp_path / "eval"
+    res = subprocess.run(
+        ["podium", "evaluate", "--backend", "slurm", "--out", str(out), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert {s["name"]: s["state"] for s in data["steps"]} == dict.fromkeys(STEPS, "ran")
+    [run_dir] = list((out / "runs").iterdir())
+    audit = json.loads((run_dir / "evidence" / "audit.json").read_text())
+    health = json.loads((run_dir / "evidence" / "health.json").read_text())
+    assert sorted(n["host"] for n in audit["nodes"]) == ["n1", "n2"]
+    assert sorted(n["host"] for n in health["nodes"]) == ["n1", "n2"]
+    card = json.loads((out / "scorecard.json").read_text())
+    assert any("backend slurm: audit facts and health came from every node" in n for n in card["notes"])

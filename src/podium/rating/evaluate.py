@@ -77,6 +77,13 @@ def _dump(value: Any, kind: str) -> Any:
 def _audit(runner, backend: str, state: dict) -> Any:
     facts_mod = import_component("podium.facts.collect")
     audit_mod = import_component("podium.audit.api")
+    if backend == "slurm":  # every node of the cluster, one srun task each
+        fanout = import_component("podium.facts.fanout")
+        facts_all, problems = fanout.collect_slurm(runner)
+        state["facts"] = facts_all[0]
+        report = audit_mod.run_audit(facts_all)
+        report.warnings.extend(problems)
+        return report
     facts = facts_mod.collect_local_facts(runner)
     state["facts"] = facts
     return audit_mod.run_audit([facts])
@@ -88,6 +95,9 @@ def _isolation(runner, backend: str, state: dict) -> Any:
 
 
 def _health(runner, backend: str, state: dict) -> Any:
+    if backend == "slurm":  # passive checks on every node through srun, merged
+        slurm_mod = import_component("podium.health.integrations.slurm")
+        return slurm_mod.fan_out(runner, ["--quick"])
     health_mod = import_component("podium.health.api")
     return health_mod.run_health(mode="quick", runner=runner)
 
@@ -148,7 +158,12 @@ def evaluate(
             steps.append(StepOutcome(name=name, state="failed", reason=f"{type(e).__name__}: {e}"[:300]))
     if "facts" in state:
         run.write_json("evidence/facts.json", state["facts"])
-    if backend != "local":
+    if backend == "slurm":
+        note = (
+            "backend slurm: audit facts and health came from every node through srun, the bench ran through "
+            "sbatch; isolation checks ran on this host (a tenant's view)"
+        )
+    elif backend != "local":
         note = f"backend {backend}: the bench ran through {backend}; audit and health ran on this host"
     else:
         note = None
