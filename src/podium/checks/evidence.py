@@ -65,3 +65,20 @@ def result(
         reason=reason,
         details=details or {},
     )
+
+
+def unavailable(
+    out: CommandOutput,
+    spec_id: str,
+    title: str,
+    category: str,
+    host: str | None,
+    *,
+    hint: str | None = None,
+    subject: str | None = None,
+) -> CheckResult:
+    """The result when a command gave nothing to judge: ``skipped`` when the tool is absent (the check
+    does not apply to this node), ``unknown`` when it ran and failed. Never a pass."""
+    status = Status.SKIPPED if out.error == "not found" else Status.UNKNOWN
+    reason = out.why_not() + (f" ({hint})" if hint else "")
+    return result(spec_id, title, category, status, host=host, subject=subject, reason=reason)

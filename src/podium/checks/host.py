@@ -9,7 +9,7 @@ import re
 
 from pydantic import BaseModel, Field
 
-from podium.checks.evidence import from_command, from_file, result
+from podium.checks.evidence import from_command, from_file, result, unavailable
 from podium.checks.model import CheckContext
 from podium.errors import ParseError
 from podium.models.common import Severity, Status
@@ -238,9 +238,8 @@ def check_pcie_acs(ctx: CheckContext) -> list[CheckResult]:
     spec_id, title = "host.pcie-acs", "PCIe ACS redirect on GPU<->NIC paths"
     out = ctx.runner.run(["lspci", "-vvv"], timeout=30)
     if not out.ok:
-        status = Status.SKIPPED if out.error == "not found" else Status.UNKNOWN
-        reason = out.why_not() + (" (install pciutils)" if out.error == "not found" else "")
-        return [result(spec_id, title, CATEGORY, status, host=ctx.host, reason=reason)]
+        hint = "install pciutils" if out.error == "not found" else None
+        return [unavailable(out, spec_id, title, CATEGORY, ctx.host, hint=hint)]
     try:
         devices = parse_lspci_vvv(out.stdout)
     except ParseError as e:

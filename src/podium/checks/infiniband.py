@@ -11,7 +11,7 @@ import re
 
 from pydantic import BaseModel, Field
 
-from podium.checks.evidence import from_command, from_file, result
+from podium.checks.evidence import from_command, from_file, result, unavailable
 from podium.checks.model import CheckContext
 from podium.errors import ParseError
 from podium.models.common import Severity, Status
@@ -398,8 +398,7 @@ def check_mkey(ctx: CheckContext) -> list[CheckResult]:
     except ParseError as e:
         return [result(spec_id, title, CATEGORY, Status.UNKNOWN, host=ctx.host, reason=str(e))]
     if ports is None:
-        status = Status.SKIPPED if out.error == "not found" else Status.UNKNOWN
-        return [result(spec_id, title, CATEGORY, status, host=ctx.host, reason=out.why_not())]
+        return [unavailable(out, spec_id, title, CATEGORY, ctx.host)]
     if not ports:
         return [
             result(
@@ -418,13 +417,9 @@ def check_mkey(ctx: CheckContext) -> list[CheckResult]:
         )
         subject = f"{p.ca}/{p.port}"
         if not sm.ok:
-            status = Status.SKIPPED if sm.error == "not found" else Status.UNKNOWN
-            reason = sm.why_not()
-            if sm.ran and "umad" in (sm.stderr + sm.stdout).lower():
-                reason += " (needs root or access to /dev/infiniband/umad*)"
-            results.append(
-                result(spec_id, title, CATEGORY, status, host=ctx.host, subject=subject, reason=reason)
-            )
+            umad = sm.ran and "umad" in (sm.stderr + sm.stdout).lower()
+            hint = "needs root or access to /dev/infiniband/umad*" if umad else None
+            results.append(unavailable(sm, spec_id, title, CATEGORY, ctx.host, hint=hint, subject=subject))
             continue
         try:
             info = parse_smpquery_portinfo(sm.stdout)
@@ -502,8 +497,7 @@ def check_subnet_manager(ctx: CheckContext) -> list[CheckResult]:
     spec_id, title = "ib.subnet-manager", "Subnet manager identity"
     out = ctx.runner.run(["sminfo"], timeout=ctx.timeout_s + 3)
     if not out.ok:
-        status = Status.SKIPPED if out.error == "not found" else Status.UNKNOWN
-        return [result(spec_id, title, CATEGORY, status, host=ctx.host, reason=out.why_not())]
+        return [unavailable(out, spec_id, title, CATEGORY, ctx.host)]
     try:
         sm = parse_sminfo(out.stdout)
     except ParseError as e:
@@ -547,14 +541,10 @@ def check_rdma_netns(ctx: CheckContext) -> list[CheckResult]:
     spec_id, title = "ib.rdma-netns", "RDMA network namespace mode"
     out = ctx.runner.run(["rdma", "system", "show"], timeout=5)
     if not out.ok:
-        status = Status.SKIPPED if out.error == "not found" else Status.UNKNOWN
-        reason = out.why_not()
         if "NETLINK_RDMA" in out.stderr:
-            status, reason = (
-                Status.SKIPPED,
-                "no RDMA subsystem in this kernel (rdma: Failed to open NETLINK_RDMA socket)",
-            )
-        return [result(spec_id, title, CATEGORY, status, host=ctx.host, reason=reason)]
+            reason = "no RDMA subsystem in this kernel (rdma: Failed to open NETLINK_RDMA socket)"
+            return [result(spec_id, title, CATEGORY, Status.SKIPPED, host=ctx.host, reason=reason)]
+        return [unavailable(out, spec_id, title, CATEGORY, ctx.host)]
     try:
         mode = parse_rdma_system(out.stdout)
     except ParseError as e:
