@@ -185,14 +185,14 @@ def test_facts_collect_local_cli(tmp_path):
 
 
 def test_srun_labelled_chunks_are_reassembled_per_task():
-    from podium.facts.fanout import unlabel_srun_output
+    from podium.launch.srun import task_outputs
 
     runner = ReplayRunner({"uname -r": "6.1.0\n"})
     a = collect_node_facts(runner, host="n1").model_dump_json()
     b = collect_node_facts(runner, host="n2").model_dump_json()
     # srun forwards each task's output in chunks; with --label every chunk carries its task id
     text = f"0: {a[:300]}\n1: {b[:100]}\n0: {a[300:]}\n1: {b[100:]}\n"
-    facts, problems = parse_fanout_stdout(unlabel_srun_output(text), "srun")
+    facts, problems = parse_fanout_stdout("\n".join(task_outputs(text)), "srun")
     assert [f.host for f in facts] == ["n1", "n2"] and problems == []
 
 

@@ -15,7 +15,8 @@ from podium.cli.main import main
 from podium.health.api import run_health
 from podium.health.integrations.k8s import node_patch, render_manifests
 from podium.health.integrations.prometheus import render_prometheus, write_textfile
-from podium.health.integrations.slurm import demux_labelled, drain_reason, split_json_documents
+from podium.health.integrations.slurm import drain_reason
+from podium.launch.srun import json_documents, task_outputs
 from podium.runner import ReplayRunner
 
 GPU_IDS = {
@@ -147,8 +148,8 @@ def test_split_srun_labelled_output():
         *(f"1: {x}" for x in b[1:]),
         *(f"0: {x}" for x in a[1:]),
     ]
-    tasks = demux_labelled("\n".join(mixed))
-    assert [split_json_documents(t)[0]["nodes"][0]["host"] for t in tasks] == ["n1", "n2"]
+    tasks = task_outputs("\n".join(mixed))
+    assert [json_documents(t)[0]["nodes"][0]["host"] for t in tasks] == ["n1", "n2"]
 
 
 def _slurm_env() -> dict[str, str]:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import shlex
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import yaml
 
 from podium.errors import InputError
+from podium.launch.srun import podium_argv, task_outputs
 from podium.models.facts import NodeFacts
 from podium.runner import CommandRunner
 
@@ -23,17 +23,7 @@ POD_LABEL = "app.kubernetes.io/name=podium-facts"
 
 def node_command(python: str | None = None) -> list[str]:
     """What each node runs: the same interpreter/podium as the caller (shared software stacks)."""
-    return [
-        python or sys.executable,
-        "-m",
-        "podium",
-        "facts",
-        "collect",
-        "--local",
-        "--out",
-        "-",
-        "--compact",
-    ]
+    return [*podium_argv(python), "facts", "collect", "--local", "--out", "-", "--compact"]
 
 
 def parse_fanout_stdout(text: str, source: str) -> tuple[list[NodeFacts], list[str]]:
@@ -53,30 +43,6 @@ def parse_fanout_stdout(text: str, source: str) -> tuple[list[NodeFacts], list[s
         except ValueError as e:
             problems.append(f"{source} line {i}: not NodeFacts: {str(e).splitlines()[0]}")
     return facts, problems
-
-
-def unlabel_srun_output(text: str) -> str:
-    """Reassemble ``srun --label`` output: one JSON document per task, whatever chunks srun printed."""
-    import re
-
-    per_task: dict[int, list[str]] = {}
-    other: list[str] = []
-    for line in text.splitlines():
-        m = re.match(r"^\s*(\d+): ?(.*)$", line)
-        if m:
-            per_task.setdefault(int(m.group(1)), []).append(m.group(2))
-        elif line.strip():
-            other.append(line)
-    docs = []
-    for task in sorted(per_task):
-        pieces = per_task[task]
-        joined = "".join(pieces)
-        try:
-            json.loads(joined)
-            docs.append(joined)
-        except json.JSONDecodeError:
-            docs.extend(pieces)  # several real lines: report each, bad ones become problems
-    return "\n".join(docs + other)
 
 
 def collect_slurm(
@@ -102,7 +68,7 @@ def collect_slurm(
     out = runner.run(argv, timeout=timeout, name="srun-facts")
     if not out.ran:
         raise InputError("--slurm", out.why_not())
-    facts, problems = parse_fanout_stdout(unlabel_srun_output(out.stdout), "srun")
+    facts, problems = parse_fanout_stdout("\n".join(task_outputs(out.stdout)), "srun")
     if not facts:  # nothing came back at all: a usage problem (bad nodelist, no partition), not a finding
         raise InputError(
             "--nodes" if nodes else "--slurm", out.why_not() if out.returncode else "no node printed facts"

@@ -3,16 +3,14 @@ fan-out of ``podium health --json`` over nodes with srun."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import shutil
 import socket
-import sys
 from dataclasses import dataclass
 
 from podium.errors import InputError
 from podium.health.models import HealthReport, NodeHealth, Verdict
+from podium.launch.srun import json_documents, podium_argv, task_outputs
 from podium.models.common import Status
 from podium.runner import CommandRunner
 
@@ -94,42 +92,6 @@ def apply_healthcheck(
     return SlurmAction(slurm_node, "none", reason)
 
 
-def podium_argv() -> list[str]:
-    """How to start this same podium on another node (same install, same venv)."""
-    script = os.path.join(os.path.dirname(sys.executable), "podium")
-    if os.path.exists(script):
-        return [script]
-    return [shutil.which("podium") or "podium"]
-
-
-def demux_labelled(text: str) -> list[str]:
-    """Undo ``srun --label``: tasks write concurrently, so lines interleave; each line starts with
-    'TASK: '. Returns each task's own output, in task order."""
-    tasks: dict[int, list[str]] = {}
-    for line in text.splitlines():
-        m = re.match(r"^\s*(\d+): ?(.*)$", line)
-        if m:
-            tasks.setdefault(int(m.group(1)), []).append(m.group(2))
-    return ["\n".join(lines) for _, lines in sorted(tasks.items())]
-
-
-def split_json_documents(text: str) -> list[dict]:
-    """Decode the JSON documents in one task's output one after another (skipping other text)."""
-    dec = json.JSONDecoder()
-    docs, i = [], 0
-    while True:
-        j = text.find("{", i)
-        if j < 0:
-            return docs
-        try:
-            doc, end = dec.raw_decode(text, j)
-        except json.JSONDecodeError:
-            i = j + 1
-            continue
-        docs.append(doc)
-        i = end
-
-
 def fan_out(
     runner: CommandRunner,
     health_args: list[str],
@@ -169,8 +131,8 @@ def fan_out(
     argv += [*podium_argv(), "health", "--json", "--fail-on", "never", *health_args]
     res = runner.run(argv, timeout=timeout, name="srun-podium-health")
     report = HealthReport(tool_version=__version__)
-    for task_output in demux_labelled(res.stdout):
-        for doc in split_json_documents(task_output):
+    for task_output in task_outputs(res.stdout):
+        for doc in json_documents(task_output):
             for n in doc.get("nodes", []):
                 report.nodes.append(NodeHealth.model_validate(n))
     seen = {n.host for n in report.nodes}
