@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
-
-def _key(release: str) -> tuple:
-    # 6.1.0-31-amd64 vs 6.1.0-28-amd64: compare numeric runs in order, text runs as text
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.findall(r"\d+|[A-Za-z]+", release))
+from podium.advisories.versions import is_valid, version_key
 
 
 def newest_kernel(releases: Iterable[str]) -> str | None:
-    rel = list(releases)
-    return max(rel, key=_key) if rel else None
+    """The newest of kernel releases such as '6.1.0-31-amd64', by podium's one version comparator."""
+    rel = [r for r in releases if is_valid("generic", r)]
+    return max(rel, key=lambda r: version_key("generic", r)) if rel else None

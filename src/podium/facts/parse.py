@@ -125,10 +125,9 @@ def dpkg_installed_version(text: str) -> str | None:
 
 def debian_upstream_version(version: str) -> str:
     """'1:1.6.20~ds1-1+deb12u3' -> '1.6.20': drop the epoch, the Debian revision and repack markers."""
-    v = version.split(":", 1)[1] if re.match(r"^\d+:", version) else version
-    if "-" in v:
-        v = v.rsplit("-", 1)[0]
-    return strip_repack_suffix(v)
+    from podium.advisories.versions import debian_upstream
+
+    return strip_repack_suffix(debian_upstream(version))
 
 
 def os_release(text: str) -> dict[str, str]:
