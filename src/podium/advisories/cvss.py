@@ -62,18 +62,10 @@ def cvss3_base_score(vector: str) -> float:
 
 
 def severity_from_score(score: float | None) -> str:
-    """FIRST's qualitative bands; 'unknown' when there is no score."""
-    if score is None:
-        return "unknown"
-    if score >= 9.0:
-        return "critical"
-    if score >= 7.0:
-        return "high"
-    if score >= 4.0:
-        return "medium"
-    if score > 0.0:
-        return "low"
-    return "none"
+    """FIRST's qualitative bands (podium's one mapping, Severity.from_cvss); 'unknown' when there is no score."""
+    from podium.models.common import Severity
+
+    return "unknown" if score is None else Severity.from_cvss(score).value
 
 
 SEVERITY_RANK = {"none": 0, "low": 1, "medium": 2, "high": 3, "critical": 4, "unknown": 3}
