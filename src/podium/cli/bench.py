@@ -84,6 +84,9 @@ def register(app: typer.Typer) -> None:
                 from podium.errors import InputError
 
                 raise InputError(p, "no such file")
+        from podium.bench.api import resolve
+
+        resolve(selection)  # an unknown suite or benchmark is a one-line error before anything starts
         console = stderr_console()
         if dry_run:
             scripts = render(selection, backend, nodes, **opts)
